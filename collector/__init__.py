@@ -1,0 +1,3 @@
+"""searchpulse collector: UBI search events → session-aware search-quality metrics."""
+
+__version__ = "0.1.0"

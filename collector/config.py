@@ -1,0 +1,223 @@
+"""Settings: one declarative table, read from defaults < TOML file < ``SEARCHPULSE_*`` env < flags.
+
+Every setting has a dotted key (``windows.abandonment_s``). Its environment variable is the key
+upper-cased with dots as underscores (``SEARCHPULSE_WINDOWS_ABANDONMENT_S``). Errors always name the
+offending key and where its value came from, so a bad deploy fails at start with a useful message.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "SEARCHPULSE_"
+
+
+class ConfigError(ValueError):
+    """A setting is unknown, malformed or inconsistent; the message names the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    kind: type
+    default: Any
+    help: str
+    check: Callable[[Any], str | None] | None = None
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.key.upper().replace(".", "_")
+
+
+def _positive(value: float) -> str | None:
+    return None if value > 0 else "must be > 0"
+
+
+def _non_negative(value: float) -> str | None:
+    return None if value >= 0 else "must be >= 0"
+
+
+def _share(value: float) -> str | None:
+    return None if 0 < value < 1 else "must be between 0 and 1 (exclusive)"
+
+
+def _port(value: int) -> str | None:
+    return None if 0 <= value <= 65535 else "must be a TCP port (0-65535)"
+
+
+def _base(value: int) -> str | None:
+    return None if value in (0, 1) else "must be 0 or 1"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("ordering.lateness_s", float, 30.0,
+            "How far behind the newest event time a record may arrive and still be ordered.",
+            _non_negative),
+    Setting("windows.reformulation_s", float, 300.0,
+            "A next search within this many seconds can reformulate the previous one.", _positive),
+    Setting("windows.abandonment_s", float, 300.0,
+            "Seconds after a search at which abandonment / zero-result exit is decided.",
+            _positive),
+    Setting("windows.attribution_s", float, 1800.0,
+            "Clicks and conversions count for a search up to this many seconds after it.",
+            _positive),
+    Setting("events.position_base", int, 1,
+            "Base of event_attributes.position.ordinal: 1 (UBI spec) or 0 (OpenSearch generator).",
+            _base),
+    Setting("metrics.latency_guardrail_s", float, 0.5,
+            "Latency guardrail; the latency histogram has a bucket boundary exactly here.",
+            _positive),
+    Setting("labels.application_cap", int, 20,
+            "Distinct `application` label values kept; later ones fold into `other`.", _positive),
+    Setting("labels.variant_cap", int, 20,
+            "Distinct `variant` label values kept; later ones fold into `other`.", _positive),
+    Setting("strata.file", str, "",
+            "CSV query,stratum (written by `searchpulse feedback`); empty: live sketch.",
+            None),
+    Setting("strata.known_item_patterns", list, [],
+            "Extra regexes (on the normalized query) that mark known-item searches.", None),
+    Setting("strata.known_item_titles_file", str, "",
+            "File with one exact title per line; a query equal to one is a known-item search.",
+            None),
+    Setting("strata.head_share", float, 0.5,
+            "Head = most frequent queries covering this share of searches.", _share),
+    Setting("strata.torso_share", float, 0.8,
+            "Torso = the next queries up to this cumulative share; the rest is tail.", _share),
+    Setting("strata.sketch_capacity", int, 10000,
+            "Queries the live heavy-hitter sketch tracks (memory bound).", _positive),
+    Setting("http.host", str, "0.0.0.0", "Address the /metrics server binds.", None),
+    Setting("http.port", int, 9464, "Port of /metrics, /healthz and /readyz (0: any free port).",
+            _port),
+)
+
+_BY_KEY = {s.key: s for s in SETTINGS}
+
+
+class Config(Mapping[str, Any]):
+    """Validated, read-only settings; ``config["windows.abandonment_s"]`` or ``config.sources``."""
+
+    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+        self._values = values
+        self.sources = sources
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def _coerce(setting: Setting, raw: Any, source: str) -> Any:
+    where = f"{setting.key} (from {source})"
+    try:
+        if setting.kind is list:
+            if isinstance(raw, str):
+                return [part for part in raw.split(",") if part]
+            if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+                raise ConfigError(f"{where}: expected a list of strings, got {raw!r}")
+            return list(raw)
+        if setting.kind is bool:
+            if isinstance(raw, bool):
+                return raw
+            return {"1": True, "true": True, "0": False, "false": False}[str(raw).lower()]
+        if setting.kind in (int, float) and isinstance(raw, bool):
+            raise ValueError(raw)
+        if setting.kind is int and isinstance(raw, float) and not raw.is_integer():
+            raise ValueError(raw)
+        return setting.kind(raw)
+    except ConfigError:
+        raise
+    except (KeyError, TypeError, ValueError):
+        raise ConfigError(
+            f"{where}: expected {setting.kind.__name__}, got {raw!r}"
+        ) from None
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, value in table.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, key + "."))
+        else:
+            flat[key] = value
+    return flat
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    extra: tuple[Setting, ...] = (),
+) -> Config:
+    """Merge defaults, the TOML file, the environment and explicit overrides; validate all."""
+    environ = os.environ if environ is None else environ
+    table = {s.key: s for s in (*SETTINGS, *extra)}
+    values = {key: s.default for key, s in table.items()}
+    sources = dict.fromkeys(table, "default")
+
+    layers: list[tuple[str, Mapping[str, Any]]] = []
+    if path:
+        try:
+            with open(path, "rb") as handle:
+                layers.append((str(path), _flatten(tomllib.load(handle))))
+        except OSError as exc:
+            raise ConfigError(f"config file {path}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path}: {exc}") from None
+    layers.append(("environment", {
+        s.key: environ[s.env] for s in table.values() if s.env in environ
+    }))
+    if overrides:
+        layers.append(("command line", {k: v for k, v in overrides.items() if v is not None}))
+
+    for source, layer in layers:
+        for key, raw in layer.items():
+            setting = table.get(key)
+            if setting is None:
+                raise ConfigError(f"{key} (from {source}): unknown setting")
+            label = setting.env if source == "environment" else source
+            values[key] = _coerce(setting, raw, label)
+            sources[key] = label
+
+    for key, setting in table.items():
+        problem = setting.check(values[key]) if setting.check else None
+        if problem:
+            raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {values[key]!r}")
+    _check_consistency(values, sources)
+    return Config(values, sources)
+
+
+def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
+    if values["windows.reformulation_s"] > values["windows.abandonment_s"]:
+        raise ConfigError(
+            "windows.reformulation_s (from {}) must not exceed windows.abandonment_s: a search "
+            "could otherwise be both abandoned and reformulated".format(
+                sources["windows.reformulation_s"])
+        )
+    if values["windows.abandonment_s"] > values["windows.attribution_s"]:
+        raise ConfigError(
+            "windows.abandonment_s (from {}) must not exceed windows.attribution_s".format(
+                sources["windows.abandonment_s"])
+        )
+    if values["strata.head_share"] >= values["strata.torso_share"]:
+        raise ConfigError(
+            "strata.head_share (from {}) must be below strata.torso_share".format(
+                sources["strata.head_share"])
+        )
+    for key in ("strata.file", "strata.known_item_titles_file"):
+        if values[key] and not Path(values[key]).is_file():
+            raise ConfigError(f"{key} (from {sources[key]}): no such file {values[key]!r}")
+
+
+def describe() -> list[Setting]:
+    """All known settings, for ``searchpulse config check --help`` and the docs."""
+    return list(_BY_KEY.values())

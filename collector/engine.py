@@ -1,0 +1,140 @@
+"""The collector engine: raw record → decode → event-time order → sessions → quality counts.
+
+Every source (file replay, simulator, Kafka) feeds ``Engine.process`` one record at a time and
+calls ``close`` at the end of input. The engine owns no I/O beyond the dead-letter sink.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from math import inf
+
+from collector import accounting as acc
+from collector.config import Config
+from collector.deadletter import DeadLetterSink, DiscardWithCount
+from collector.events import MISSING_QUERY_ID, NOT_QUERY_OR_EVENT, Rejected, decode, event_time
+from collector.ordering import EventTimeBuffer
+from collector.quality import SeriesTable
+from collector.sessions import ACTIONS, Sessionizer
+from collector.strata import StrataClassifier, load_strata_csv, load_titles
+
+LATE = "late"
+ORPHAN = "orphan"
+MAX_FUTURE_S = 3600.0  # a record stamped further ahead of the wall clock is rejected
+
+
+class Engine:
+    """Turns UBI records into search-quality counts. Not thread-safe: one feeding thread."""
+
+    def __init__(
+        self,
+        config: Config,
+        dead_letters: DeadLetterSink | None = None,
+        clock: Callable[[], float] = time.time,
+        max_future_s: float = MAX_FUTURE_S,
+    ) -> None:
+        self.config = config
+        self.dead_letters = dead_letters or DiscardWithCount()
+        self.clock = clock
+        self.max_future_s = max_future_s
+        self.stats = acc.PipelineStats()
+        self.table = SeriesTable(config["labels.application_cap"], config["labels.variant_cap"],
+                                 config["metrics.latency_guardrail_s"])
+        self.strata = StrataClassifier(
+            head_share=config["strata.head_share"],
+            torso_share=config["strata.torso_share"],
+            sketch_capacity=config["strata.sketch_capacity"],
+            patterns=config["strata.known_item_patterns"],
+            titles=(load_titles(config["strata.known_item_titles_file"])
+                    if config["strata.known_item_titles_file"] else ()),
+            table=load_strata_csv(config["strata.file"]) if config["strata.file"] else None,
+        )
+        self.sessions = Sessionizer(
+            self.table, self.strata, self.stats,
+            reformulation_s=config["windows.reformulation_s"],
+            abandonment_s=config["windows.abandonment_s"],
+            attribution_s=config["windows.attribution_s"],
+            position_base=config["events.position_base"],
+        )
+        self.buffer = EventTimeBuffer(config["ordering.lateness_s"])
+        self.closed = False
+
+    def process(self, raw: bytes) -> None:
+        """Apply one raw record. Never raises for bad input: it is counted and dead-lettered."""
+        records = self.stats.records
+        kind = acc.UNKNOWN
+        try:
+            rec = decode(raw)
+            if rec.action_name is not None:
+                kind = acc.EVENT
+                if rec.action_name not in ACTIONS or rec.query_id is None:
+                    self.stats.ignored[acc.UNUSED_ACTION if rec.query_id is not None
+                                       else acc.NO_QUERY_ID] += 1
+                    records[kind][acc.IGNORED] += 1
+                    return
+            elif rec.user_query is not None:
+                kind = acc.QUERY
+                if rec.query_id is None:
+                    raise Rejected(MISSING_QUERY_ID, "a query record needs query_id")
+            else:
+                raise Rejected(NOT_QUERY_OR_EVENT, "neither action_name nor user_query")
+            ts = event_time(rec, self.clock() + self.max_future_s)
+        except Rejected as rejected:
+            records[kind][acc.INVALID] += 1
+            self.stats.invalid[rejected.reason] += 1
+            self._dead_letter(raw, rejected.reason, rejected.detail)
+            return
+
+        buffer = self.buffer
+        if ts < buffer.watermark:
+            self._apply_late(kind, rec, ts, raw)
+        elif buffer.push(ts, kind, rec, raw):
+            self._release()
+
+    def process_all(self, raws: Iterable[bytes]) -> None:
+        for raw in raws:
+            self.process(raw)
+
+    def advance_watermark(self, watermark: float) -> None:
+        """Let time pass without records (an idle source): decide what is due before it."""
+        if self.buffer.advance(watermark):
+            self._release()
+
+    def close(self) -> None:
+        """End of input: apply every buffered record and decide every pending outcome."""
+        self.advance_watermark(inf)
+        self.closed = True
+
+    def _release(self) -> None:
+        buffer = self.buffer
+        sessions = self.sessions
+        records = self.stats.records
+        while buffer.ready():
+            ts, kind, _, rec, raw = buffer.pop()
+            sessions.expire_before(ts)
+            if kind == acc.QUERY:
+                outcome = sessions.on_query(rec, ts)
+            else:
+                outcome = sessions.on_event(rec, ts)
+                if outcome == acc.ORPHAN:
+                    self._dead_letter(raw, ORPHAN, f"no tracked search {rec.query_id!r}")
+            records[kind][outcome] += 1
+        sessions.expire_before(buffer.watermark)
+        if buffer.newest > self.stats.last_event_time:
+            self.stats.last_event_time = buffer.newest
+
+    def _apply_late(self, kind: int, rec, ts: float, raw: bytes) -> None:
+        """Late records are applied only while their search is still attributable."""
+        outcome = self.sessions.on_event(rec, ts) if kind == acc.EVENT else acc.ORPHAN
+        if outcome == acc.DUPLICATE:
+            self.stats.records[kind][acc.DUPLICATE] += 1
+            return
+        self.stats.records[kind][acc.LATE] += 1
+        if outcome == acc.ORPHAN:
+            self.stats.data_quality[acc.LATE_NOT_APPLIED] += 1
+            self._dead_letter(raw, LATE, f"{self.buffer.watermark - ts:.3f}s behind the watermark")
+
+    def _dead_letter(self, raw: bytes, reason: str, detail: str) -> None:
+        self.stats.dead_lettered[reason] += 1
+        self.dead_letters.write(raw, reason, detail)

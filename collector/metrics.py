@@ -1,0 +1,159 @@
+"""Metric names, help texts and the custom collector that exposes the engine's plain counts.
+
+One table per metric group keeps each name next to its help and the attribute it reads, so a
+reader goes from docs/metrics.md to the exposed number in one hop. The collector only reads:
+scrapes run in the HTTP thread while the engine thread counts.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterator
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from collector import __version__
+from collector import accounting as acc
+from collector.outcomes import REFORMULATION_KINDS
+from collector.quality import Buckets, QualitySeries
+
+QUALITY_LABELS = ("application", "stratum", "variant")
+
+# (metric name without _total, QualitySeries attribute, help)
+QUALITY_COUNTERS = (
+    ("searchpulse_searches", "searches", "Searches (query records with page absent or 1)."),
+    ("searchpulse_zero_result_searches", "zero_result",
+     "Searches with total_hits 0 or an empty hit id list."),
+    ("searchpulse_unknown_result_count_searches", "unknown_result_count",
+     "Searches without total_hits or hit ids; counted as searches with results."),
+    ("searchpulse_clicked_searches", "clicked",
+     "Searches with results that got at least one click within the attribution window."),
+    ("searchpulse_clicks", "clicks", "Clicks attributed to searches with results."),
+    ("searchpulse_converted_searches", "converted",
+     "Searches with results that got an add_to_cart or purchase within the attribution window."),
+    ("searchpulse_conversions", "conversions",
+     "Conversion events attributed to searches with results."),
+    ("searchpulse_abandoned_searches", "abandoned",
+     "Searches with results and no click, conversion or later session activity by the deadline."),
+    ("searchpulse_zero_result_exits", "zero_result_exits",
+     "Zero-result searches after which the session did nothing by the deadline."),
+    ("searchpulse_first_click_reciprocal_rank", "reciprocal_rank_sum",
+     "Sum of 1/position of the first click of clicked searches with a known position (MRR)."),
+)
+QUALITY_HISTOGRAMS = (
+    ("searchpulse_time_to_first_click_seconds", "time_to_first_click",
+     "Event time from a search to its first click."),
+    ("searchpulse_first_click_position", "first_click_position",
+     "1-based position (across result pages) of the first click of a search."),
+    ("searchpulse_search_latency_seconds", "latency",
+     "Search latency reported in query_attributes.latency_ms."),
+)
+
+
+class SearchpulseCollector(Collector):
+    """Yields every searchpulse metric family from the engine's state at scrape time."""
+
+    def __init__(self, engine) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._quality()
+        yield from self._pipeline()
+        yield from self._state()
+
+    def _quality(self) -> Iterator[Metric]:
+        series: list[QualitySeries] = list(self.engine.table.series)
+        for name, attribute, help_text in QUALITY_COUNTERS:
+            family = CounterMetricFamily(name, help_text, labels=QUALITY_LABELS)
+            for s in series:
+                family.add_metric((s.application, s.stratum, s.variant), getattr(s, attribute))
+            yield family
+        family = CounterMetricFamily(
+            "searchpulse_reformulated_searches",
+            "Searches reformulated by the next search of their session, by kind.",
+            labels=(*QUALITY_LABELS, "kind"))
+        for s in series:
+            counts = s.reformulated
+            for kind in REFORMULATION_KINDS:
+                family.add_metric((s.application, s.stratum, s.variant, kind), counts[kind])
+        yield family
+        for name, attribute, help_text in QUALITY_HISTOGRAMS:
+            family = HistogramMetricFamily(name, help_text, labels=QUALITY_LABELS)
+            for s in series:
+                family.add_metric((s.application, s.stratum, s.variant),
+                                  *_cumulative(getattr(s, attribute)))
+            yield family
+
+    def _pipeline(self) -> Iterator[Metric]:
+        stats = self.engine.stats
+        family = CounterMetricFamily(
+            "searchpulse_records", "Records read, by kind and by what became of them.",
+            labels=("kind", "outcome"))
+        for k, kind in enumerate(acc.KINDS):
+            for o, outcome in enumerate(acc.OUTCOMES):
+                family.add_metric((kind, outcome), stats.records[k][o])
+        yield family
+        for name, counts, label, help_text in (
+            ("searchpulse_invalid_records", stats.invalid, "reason",
+             "Records rejected as invalid, by reason."),
+            ("searchpulse_ignored_records", stats.ignored, "reason",
+             "Valid records searchpulse does not use, by reason."),
+            ("searchpulse_data_quality_issues", stats.data_quality, "issue",
+             "Records used despite a data-quality issue, by issue."),
+            ("searchpulse_dead_lettered_records", stats.dead_lettered, "reason",
+             "Records written to the dead-letter destination, by reason."),
+        ):
+            family = CounterMetricFamily(name, help_text, labels=(label,))
+            for key, value in sorted(dict(counts).items()):
+                family.add_metric((key,), value)
+            yield family
+        table = self.engine.table
+        family = CounterMetricFamily(
+            "searchpulse_label_values_folded",
+            "Searches whose label value was folded into `other` by the cardinality cap.",
+            labels=("label",))
+        for capped in (table.application, table.variant):
+            family.add_metric((capped.name,), capped.folded)
+        yield family
+
+    def _state(self) -> Iterator[Metric]:
+        engine = self.engine
+        buffer = engine.buffer
+        newest = buffer.newest if buffer.newest > 0 else 0.0
+        watermark = buffer.watermark if buffer.watermark > 0 else 0.0
+        if engine.closed:
+            watermark = newest
+        for name, value, help_text in (
+            ("searchpulse_last_event_timestamp_seconds", newest,
+             "Newest event time seen (Unix seconds); 0 before the first record."),
+            ("searchpulse_watermark_timestamp_seconds", watermark,
+             "Event time up to which outcomes are decided (Unix seconds)."),
+            ("searchpulse_open_sessions", len(engine.sessions.sessions),
+             "Sessions with at least one search still attributable."),
+            ("searchpulse_pending_searches", engine.sessions.pending,
+             "Searches whose abandonment / zero-result exit is not decided yet."),
+            ("searchpulse_tracked_searches", len(engine.sessions.searches),
+             "Searches and result pages still attributable (in memory)."),
+            ("searchpulse_buffered_records", len(buffer),
+             "Records waiting in the event-time ordering buffer."),
+        ):
+            yield GaugeMetricFamily(name, help_text, value=value)
+        info = GaugeMetricFamily("searchpulse_build_info", "searchpulse build information.",
+                                 labels=("version", "python"))
+        info.add_metric((__version__, platform.python_version()), 1)
+        yield info
+
+
+def _cumulative(buckets: Buckets) -> tuple[list[tuple[str, float]], float]:
+    running = 0
+    points: list[tuple[str, float]] = []
+    for bound, count in zip((*buckets.bounds, float("inf")), buckets.counts, strict=True):
+        running += count
+        points.append(("+Inf" if bound == float("inf") else repr(bound), running))
+    return points, buckets.sum

@@ -1,0 +1,51 @@
+"""Event-time ordering within an allowed lateness, and the watermark that closes windows.
+
+``watermark = newest event time seen − lateness``. A record older than the watermark is late.
+Buffered records are released in (event time, queries before events, arrival) order once they are
+strictly older than the watermark: no on-time record can still arrive before them.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from itertools import count
+from typing import Any
+
+NEVER = float("-inf")
+
+
+class EventTimeBuffer:
+    __slots__ = ("lateness", "heap", "newest", "watermark", "_arrival")
+
+    def __init__(self, lateness: float) -> None:
+        self.lateness = lateness
+        self.heap: list[tuple[float, int, int, Any, Any]] = []
+        self.newest = NEVER
+        self.watermark = NEVER
+        self._arrival = count()
+
+    def push(self, ts: float, rank: int, record: Any, raw: Any) -> bool:
+        """Buffer an on-time record; return True when the watermark moved forward."""
+        heappush(self.heap, (ts, rank, next(self._arrival), record, raw))
+        if ts > self.newest:
+            self.newest = ts
+            self.watermark = ts - self.lateness
+            return True
+        return False
+
+    def advance(self, watermark: float) -> bool:
+        """Move the watermark without a record (idle sources, end of input)."""
+        if watermark > self.watermark:
+            self.watermark = watermark
+            return True
+        return False
+
+    def ready(self) -> bool:
+        heap = self.heap
+        return bool(heap) and heap[0][0] < self.watermark
+
+    def pop(self) -> tuple[float, int, int, Any, Any]:
+        return heappop(self.heap)
+
+    def __len__(self) -> int:
+        return len(self.heap)

@@ -1,0 +1,47 @@
+"""Pure decisions about searches: query normalization and the kind of a reformulation.
+
+Kept free of state so that the simulator's ground truth, the feedback job and the tests apply
+exactly the definitions written in docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+from rapidfuzz.distance import Levenshtein
+
+SPELLING = "spelling"
+SPECIALIZATION = "specialization"
+GENERALIZATION = "generalization"
+OTHER = "other"
+REFORMULATION_KINDS = (SPELLING, SPECIALIZATION, GENERALIZATION, OTHER)
+
+# Every Unicode punctuation character plus whitespace: what normalization strips at both ends.
+_EDGE = "".join(
+    chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")
+) + " \t\n\r\x0b\x0c"
+
+
+def normalize_query(text: str) -> str:
+    """NFKC, casefold, whitespace collapsed, leading and trailing punctuation stripped."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(folded.split()).strip(_EDGE)
+
+
+def reformulation_kind(before: str, after: str) -> str:
+    """Classify a reformulation of normalized query ``before`` into normalized ``after``.
+
+    Checked in order: spelling (edit distance ≤ 2 or ≤ 20 % of the longer query),
+    specialization (keeps every term, adds some), generalization (drops terms, adds none), other.
+    """
+    longest = max(len(before), len(after))
+    limit = max(2, longest // 5)  # d ≤ 20 % of n  ⇔  d ≤ floor(n / 5) for whole d
+    if Levenshtein.distance(before, after, score_cutoff=limit) <= limit:
+        return SPELLING
+    old, new = set(before.split()), set(after.split())
+    if old < new:
+        return SPECIALIZATION
+    if new < old:
+        return GENERALIZATION
+    return OTHER

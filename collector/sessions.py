@@ -1,0 +1,286 @@
+"""Searches grouped by session, their pending outcomes and deadlines, in event-time order.
+
+Records arrive here already ordered by ``ordering.EventTimeBuffer``; ``expire_before(t)`` is
+called before a record at time ``t`` is applied, so every deadline ``D < t`` is decided first.
+Searches are created in time order, so both deadline queues are FIFO deques, not heaps.
+
+Outcome of search S (deadline ``S.ts + abandonment_s``):
+  * reformulated when the next search of its session comes within ``reformulation_s``, with a
+    different normalized query, and S had no click before it;
+  * abandoned (with results) / zero-result exit (no results) when at the deadline S is still the
+    session's last search, nothing engaged the session after it, and S had no click or conversion.
+S stays attributable (clicks, conversions) until ``S.ts + attribution_s``, then it is evicted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from collector import accounting as acc
+from collector.events import WireRecord
+from collector.outcomes import reformulation_kind
+from collector.quality import SeriesTable
+from collector.strata import StrataClassifier
+
+# Search.flags bits; the page size of the first result page is kept above them.
+ZERO_RESULT = 1
+CLICKED = 2
+CONVERTED = 4
+_PAGE_SHIFT = 3
+
+CLICK = 1
+CONVERSION = 2
+EXPOSURE = 3
+ACTIONS = {"click": CLICK, "click_through": CLICK, "add_to_cart": CONVERSION,
+           "purchase": CONVERSION, "impression": EXPOSURE, "view": EXPOSURE}
+
+
+class Session:
+    __slots__ = ("key", "last", "engaged", "tracked")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.last: Search | None = None  # the newest search of the session
+        self.engaged = False  # pagination, click or conversion after `last`
+        self.tracked = 0  # searches of this session still attributable
+
+
+class Search:
+    __slots__ = ("key", "session", "normalized", "ts", "series", "flags", "seen")
+
+    def __init__(self, key: str, session: Session, normalized: str, ts: float, series,
+                 flags: int) -> None:
+        self.key = key
+        self.session = session
+        self.normalized = normalized
+        self.ts = ts
+        self.series = series
+        self.flags = flags
+        self.seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
+
+
+class PageAlias:
+    """A result page > 1: its query_id attributes clicks to the search, positions offset."""
+
+    __slots__ = ("key", "search", "offset", "ts")
+
+    def __init__(self, key: str, search: Search, offset: int, ts: float) -> None:
+        self.key = key
+        self.search = search
+        self.offset = offset  # 0: page size unknown, positions on this page are unknown
+        self.ts = ts
+
+
+class Sessionizer:
+    """Applies ordered query and event records to session state and the quality counts."""
+
+    def __init__(
+        self,
+        table: SeriesTable,
+        strata: StrataClassifier,
+        stats: acc.PipelineStats,
+        reformulation_s: float = 300.0,
+        abandonment_s: float = 300.0,
+        attribution_s: float = 1800.0,
+        position_base: int = 1,
+    ) -> None:
+        self.table = table
+        self.strata = strata
+        self.stats = stats
+        self.reformulation_s = reformulation_s
+        self.abandonment_s = abandonment_s
+        self.attribution_s = attribution_s
+        self.position_base = position_base
+        self.sessions: dict[str, Session] = {}
+        self.searches: dict[str, Search | PageAlias] = {}
+        self.outcome_due: deque[Search] = deque()
+        self.expiry_due: deque[Search | PageAlias] = deque()
+
+    # -- queries ---------------------------------------------------------------------------
+    def on_query(self, rec: WireRecord, ts: float) -> int:
+        key = rec.query_id
+        if key in self.searches:
+            return acc.DUPLICATE
+        attrs = rec.query_attributes
+        session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
+        if session_key is None:
+            session_key = "\x00" + key  # neither id: a session of its own
+        session = self.sessions.get(session_key)
+        if session is None:
+            session = self.sessions[session_key] = Session(session_key)
+        text = self.strata.text(rec.user_query)
+        page = attrs.page if attrs is not None else None
+        if page is not None and page > 1:
+            self._on_page(key, session, text.normalized, page, ts)
+            return acc.ACCEPTED
+
+        previous = session.last
+        if (previous is not None and ts - previous.ts <= self.reformulation_s
+                and not previous.flags & CLICKED and previous.normalized != text.normalized):
+            previous.series.reformulated[reformulation_kind(previous.normalized,
+                                                           text.normalized)] += 1
+
+        series = self.table.get(rec.application,
+                                attrs.variant if attrs is not None else None,
+                                self.strata.stratum(text))
+        series.searches += 1
+        hits = rec.query_response_hit_ids
+        if hits is None:
+            hits = rec.query_response_objects_ids
+        total_hits = attrs.total_hits if attrs is not None else None
+        flags = 0
+        if total_hits == 0 or (hits is not None and not hits):
+            series.zero_result += 1
+            flags = ZERO_RESULT
+        else:
+            if hits is not None:
+                flags = len(hits) << _PAGE_SHIFT
+            elif total_hits is None:
+                series.unknown_result_count += 1
+                self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
+        if attrs is not None and attrs.latency_ms is not None:
+            series.latency.observe(attrs.latency_ms / 1000.0)
+
+        search = Search(key, session, text.normalized, ts, series, flags)
+        self.searches[key] = search
+        session.last = search
+        session.engaged = False
+        session.tracked += 1
+        self.outcome_due.append(search)
+        self.expiry_due.append(search)
+        return acc.ACCEPTED
+
+    def _on_page(self, key: str, session: Session, normalized: str, page: int,
+                 ts: float) -> None:
+        """Pagination engages the session; its clicks belong to the search it continues."""
+        parent = session.last
+        if parent is not None and ts >= parent.ts:
+            session.engaged = True
+        if parent is None or parent.normalized != normalized:
+            self.stats.data_quality[acc.PAGINATION_WITHOUT_SEARCH] += 1
+            return
+        alias = PageAlias(key, parent, (page - 1) * (parent.flags >> _PAGE_SHIFT), ts)
+        self.searches[key] = alias
+        self.expiry_due.append(alias)
+
+    # -- events ----------------------------------------------------------------------------
+    def on_event(self, rec: WireRecord, ts: float) -> int:
+        action = ACTIONS.get(rec.action_name)
+        if action is None:
+            self.stats.ignored[acc.UNUSED_ACTION] += 1
+            return acc.IGNORED
+        key = rec.query_id
+        if key is None:
+            self.stats.ignored[acc.NO_QUERY_ID] += 1
+            return acc.IGNORED
+        target = self.searches.get(key)
+        if target is None:
+            return acc.ORPHAN
+        if target.__class__ is PageAlias:
+            search, offset = target.search, target.offset
+        else:
+            search, offset = target, 0
+        if ts < search.ts:
+            self.stats.data_quality[acc.EVENT_BEFORE_SEARCH] += 1
+            return acc.ORPHAN
+        if action == EXPOSURE:
+            return acc.ACCEPTED
+
+        attrs = rec.event_attributes
+        obj = attrs.object if attrs is not None else None
+        fingerprint = (action, rec.session_id, obj.object_id if obj is not None else None,
+                       self._raw_position(attrs), ts)
+        seen = search.seen
+        if seen is None:
+            search.seen = {fingerprint}
+        elif fingerprint in seen:
+            return acc.DUPLICATE
+        else:
+            seen.add(fingerprint)
+
+        session = search.session
+        last = session.last
+        if last is not search and last is not None and ts >= last.ts:
+            session.engaged = True
+        flags = search.flags
+        if flags & ZERO_RESULT:
+            self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
+            search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
+            return acc.ACCEPTED
+        series = search.series
+        if action == CONVERSION:
+            series.conversions += 1
+            if not flags & CONVERTED:
+                search.flags = flags | CONVERTED
+                series.converted += 1
+            return acc.ACCEPTED
+
+        series.clicks += 1
+        position = self._position(attrs, offset, target is search)
+        if position == 0:
+            self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
+        if not flags & CLICKED:
+            search.flags = flags | CLICKED
+            series.clicked += 1
+            series.time_to_first_click.observe(ts - search.ts)
+            if position:
+                series.first_click_position.observe(position)
+                series.reciprocal_rank_sum += 1.0 / position
+        return acc.ACCEPTED
+
+    @staticmethod
+    def _raw_position(attrs) -> int | None:
+        if attrs is None:
+            return None
+        position = attrs.position
+        if position is not None and position.ordinal is not None:
+            return position.ordinal
+        return None if attrs.rank is None else -1 - attrs.rank
+
+    def _position(self, attrs, offset: int, first_page: bool) -> int:
+        """1-based position across pages; 0 when unknown."""
+        if attrs is None:
+            return 0
+        position = attrs.position
+        if position is not None and position.ordinal is not None:
+            rank = position.ordinal - self.position_base + 1
+        elif attrs.rank is not None:
+            rank = attrs.rank + 1
+        else:
+            return 0
+        if rank < 1 or not (first_page or offset):
+            return 0
+        return rank + offset
+
+    # -- deadlines -------------------------------------------------------------------------
+    def expire_before(self, t: float) -> None:
+        """Decide every outcome and evict every search whose deadline is before ``t``."""
+        due = self.outcome_due
+        window = self.abandonment_s
+        while due and due[0].ts + window < t:
+            search = due.popleft()
+            session = search.session
+            if (session.last is search and not session.engaged
+                    and not search.flags & (CLICKED | CONVERTED)):
+                if search.flags & ZERO_RESULT:
+                    search.series.zero_result_exits += 1
+                else:
+                    search.series.abandoned += 1
+        expiring = self.expiry_due
+        window = self.attribution_s
+        while expiring and expiring[0].ts + window < t:
+            item = expiring.popleft()
+            del self.searches[item.key]
+            if item.__class__ is Search:
+                session = item.session
+                session.tracked -= 1
+                if session.last is item:
+                    session.last = None
+                if not session.tracked:
+                    del self.sessions[session.key]
+
+    @property
+    def pending(self) -> int:
+        """Searches whose abandonment / zero-result exit is not decided yet."""
+        return len(self.outcome_due)
+

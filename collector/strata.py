@@ -1,0 +1,162 @@
+"""Query strata: known-item by pattern or title, else head / torso / tail by frequency.
+
+Frequency comes from a strata CSV (``query,stratum``, e.g. written by ``searchpulse feedback``)
+when one is configured, else from a live, bounded heavy-hitter sketch of recent searches.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from collector.outcomes import normalize_query
+from collector.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
+
+# Matched against the whole normalized query.
+DEFAULT_KNOWN_ITEM_PATTERNS = (
+    # SKU / part / model number: one token of 5–20 characters mixing letters and digits.
+    r"(?=[a-z0-9._/-]{5,20}$)(?=[^ ]*\d)(?=[^ ]*[a-z])[a-z0-9]+(?:[-._/][a-z0-9]+)*",
+    r"(?:isbn(?:-1[03])?[: ]*)?(?:\d[- ]?){9}[\dx]",  # ISBN-10
+    r"(?:isbn(?:-1[03])?[: ]*)?97[89](?:[- ]?\d){10}",  # ISBN-13
+    r"\d{8}|\d{12,14}",  # EAN-8, UPC-A, EAN-13, GTIN-14
+)
+_UNSET = -1
+
+
+class StrataError(ValueError):
+    """The strata CSV or titles file is unusable; the message names the file and line."""
+
+
+def load_strata_csv(path: str | Path) -> dict[str, int]:
+    """Read ``query,stratum`` rows (header required); queries are normalized on load."""
+    table: dict[str, int] = {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if not reader.fieldnames or not {"query", "stratum"} <= set(reader.fieldnames):
+            raise StrataError(f"{path}: header must contain 'query,stratum'")
+        for line, row in enumerate(reader, start=2):
+            stratum = row["stratum"].strip()
+            if stratum not in STRATA:
+                raise StrataError(f"{path}:{line}: unknown stratum {stratum!r}")
+            table[normalize_query(row["query"])] = STRATA.index(stratum)
+    return table
+
+
+def load_titles(path: str | Path) -> set[str]:
+    with open(path, encoding="utf-8") as handle:
+        return {normalize_query(line) for line in handle if line.strip()}
+
+
+class HeavyHitters:
+    """Approximate query frequencies in bounded memory, with head/torso thresholds.
+
+    Keeps at most ``2 × capacity`` counts; when full, only the ``capacity`` largest survive.
+    Every ``8 × capacity`` searches all counts halve, so the strata follow recent traffic.
+    Thresholds are recomputed on a doubling schedule (100, 200, 400 … searches) up to every
+    ``capacity`` searches: sorting is the only non-O(1) step and stays off the per-search cost.
+    """
+
+    def __init__(self, capacity: int, head_share: float, torso_share: float) -> None:
+        self.capacity = capacity
+        self.head_share = head_share
+        self.torso_share = torso_share
+        self.counts: dict[str, int] = {}
+        self.total = 0
+        self.head_min = 1
+        self.torso_min = 1
+        self._next_refresh = 100
+        self._next_decay = 8 * capacity
+
+    def observe(self, query: str) -> int:
+        count = self.counts.get(query, 0) + 1
+        self.counts[query] = count
+        self.total += 1
+        if self.total >= self._next_refresh:
+            self._maintain()
+        if count >= self.head_min:
+            return HEAD
+        return TORSO if count >= self.torso_min else TAIL
+
+    def _maintain(self) -> None:
+        if len(self.counts) > 2 * self.capacity:
+            kept = sorted(self.counts.items(), key=lambda item: item[1], reverse=True)
+            self.counts = dict(kept[: self.capacity])
+        if self.total >= self._next_decay:
+            self.counts = {q: c // 2 for q, c in self.counts.items() if c > 1}
+            self.total //= 2
+            self._next_decay = self.total + 8 * self.capacity
+        self._refresh_thresholds()
+        step = min(self.capacity, max(100, self.total))
+        self._next_refresh = self.total + step
+
+    def _refresh_thresholds(self) -> None:
+        ranked = sorted(self.counts.values(), reverse=True)
+        head_target = self.head_share * self.total
+        torso_target = self.torso_share * self.total
+        self.head_min = self.torso_min = ranked[-1] if ranked else 1
+        running = 0
+        head_found = False
+        for count in ranked:
+            running += count
+            if not head_found and running >= head_target:
+                self.head_min, head_found = count, True
+            if running >= torso_target:
+                self.torso_min = count
+                break
+        # Queries tied with the threshold count all belong to the stratum: never below 1.
+        self.head_min = max(self.head_min, 1)
+        self.torso_min = max(min(self.torso_min, self.head_min), 1)
+
+
+class QueryText:
+    """A raw query's normalized text and its fixed stratum (``-1``: decided by frequency)."""
+
+    __slots__ = ("normalized", "fixed_stratum")
+
+    def __init__(self, normalized: str, fixed_stratum: int) -> None:
+        self.normalized = normalized
+        self.fixed_stratum = fixed_stratum
+
+
+class StrataClassifier:
+    """Normalizes a raw query once (bounded cache) and gives the stratum of each search."""
+
+    def __init__(
+        self,
+        head_share: float = 0.5,
+        torso_share: float = 0.8,
+        sketch_capacity: int = 10000,
+        patterns: Iterable[str] = (),
+        titles: Iterable[str] = (),
+        table: dict[str, int] | None = None,
+        cache_size: int = 200_000,
+    ) -> None:
+        self.known_item = re.compile("|".join(f"(?:{p})" for p in (*DEFAULT_KNOWN_ITEM_PATTERNS,
+                                                                      *patterns)))
+        self.titles = set(titles)
+        self.table = table
+        self.sketch = HeavyHitters(sketch_capacity, head_share, torso_share)
+        self._cache: dict[str, QueryText] = {}
+        self._cache_size = cache_size
+
+    def text(self, raw: str) -> QueryText:
+        found = self._cache.get(raw)
+        if found is None:
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()  # generational: the hot queries come back in one lookup
+            normalized = normalize_query(raw)
+            found = self._cache[raw] = QueryText(normalized, self._fixed(normalized))
+        return found
+
+    def _fixed(self, normalized: str) -> int:
+        if normalized in self.titles or self.known_item.fullmatch(normalized):
+            return KNOWN_ITEM
+        if self.table is not None:
+            return self.table.get(normalized, TAIL)
+        return _UNSET
+
+    def stratum(self, text: QueryText) -> int:
+        fixed = text.fixed_stratum
+        return fixed if fixed >= 0 else self.sketch.observe(text.normalized)
