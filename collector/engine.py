@@ -89,7 +89,7 @@ class Engine:
         buffer = self.buffer
         if ts < buffer.watermark:
             self._apply_late(kind, rec, ts, raw)
-        elif buffer.push(ts, kind, rec, raw):
+        elif buffer.push(ts, kind, rec.query_id, raw, rec):
             self._release()
 
     def process_all(self, raws: Iterable[bytes]) -> None:
@@ -111,7 +111,7 @@ class Engine:
         sessions = self.sessions
         records = self.stats.records
         while buffer.ready():
-            ts, kind, _, rec, raw = buffer.pop()
+            ts, kind, _, raw, _, rec = buffer.pop()
             sessions.expire_before(ts)
             if kind == acc.QUERY:
                 outcome = sessions.on_query(rec, ts)

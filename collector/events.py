@@ -97,7 +97,10 @@ def decode(raw: bytes) -> WireRecord:
 
 
 def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireRecord:
-    obj = _generic.decode(raw)  # the typed decode parsed it, so this cannot fail
+    try:
+        obj = _generic.decode(raw)  # the typed decode may stop at the first wrong type
+    except msgspec.DecodeError as exc:
+        raise Rejected(MALFORMED_JSON, str(exc)) from None
     if not isinstance(obj, dict):
         raise Rejected(NOT_AN_OBJECT, str(first_error))
     _reparse_timestamp(obj)
@@ -106,8 +109,9 @@ def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireR
             return msgspec.convert(obj, WireRecord, strict=False)
         except msgspec.ValidationError as exc:
             path = _field_path(str(exc))
-            if path in _DROPPABLE and isinstance(obj.get("event_attributes"), dict):
-                obj["event_attributes"].pop(_DROPPABLE[path], None)
+            droppable = next((f for p, f in _DROPPABLE.items() if path.startswith(p)), None)
+            if droppable and isinstance(obj.get("event_attributes"), dict):
+                obj["event_attributes"].pop(droppable, None)
                 continue
             raise Rejected(_reason_for(path), str(exc)) from None
     raise Rejected(_reason_for(""), str(first_error))  # unreachable: each retry drops a field

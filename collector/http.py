@@ -12,7 +12,8 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ def _handler(registry: CollectorRegistry,
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
-                self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+                # 0.0.4: the text format every Prometheus 2.x negotiates (Debian ships 2.42).
+                self._send(200, generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4)
             elif path == "/healthz":
                 self._send(200, b"ok\n")
             elif path == "/readyz":

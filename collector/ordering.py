@@ -1,8 +1,9 @@
 """Event-time ordering within an allowed lateness, and the watermark that closes windows.
 
 ``watermark = newest event time seen − lateness``. A record older than the watermark is late.
-Buffered records are released in (event time, queries before events, arrival) order once they are
-strictly older than the watermark: no on-time record can still arrive before them.
+Buffered records are released in (event time, queries before events, query_id, raw bytes) order
+once they are strictly older than the watermark: no on-time record can still arrive before them.
+Ties are broken by content, not arrival, so the result never depends on delivery order.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ class EventTimeBuffer:
 
     def __init__(self, lateness: float) -> None:
         self.lateness = lateness
-        self.heap: list[tuple[float, int, int, Any, Any]] = []
+        self.heap: list[tuple[float, int, str, bytes, int, Any]] = []
         self.newest = NEVER
         self.watermark = NEVER
         self._arrival = count()
 
-    def push(self, ts: float, rank: int, record: Any, raw: Any) -> bool:
+    def push(self, ts: float, rank: int, key: str, raw: bytes, record: Any) -> bool:
         """Buffer an on-time record; return True when the watermark moved forward."""
-        heappush(self.heap, (ts, rank, next(self._arrival), record, raw))
+        heappush(self.heap, (ts, rank, key, raw, next(self._arrival), record))
         if ts > self.newest:
             self.newest = ts
             self.watermark = ts - self.lateness
@@ -44,7 +45,7 @@ class EventTimeBuffer:
         heap = self.heap
         return bool(heap) and heap[0][0] < self.watermark
 
-    def pop(self) -> tuple[float, int, int, Any, Any]:
+    def pop(self) -> tuple[float, int, str, bytes, int, Any]:
         return heappop(self.heap)
 
     def __len__(self) -> int:

@@ -73,16 +73,19 @@ class HeavyHitters:
         count = self.counts.get(query, 0) + 1
         self.counts[query] = count
         self.total += 1
+        if count == 1 and len(self.counts) > 2 * self.capacity:
+            self._prune()
         if self.total >= self._next_refresh:
             self._maintain()
         if count >= self.head_min:
             return HEAD
         return TORSO if count >= self.torso_min else TAIL
 
+    def _prune(self) -> None:
+        kept = sorted(self.counts.items(), key=lambda item: item[1], reverse=True)
+        self.counts = dict(kept[: self.capacity])
+
     def _maintain(self) -> None:
-        if len(self.counts) > 2 * self.capacity:
-            kept = sorted(self.counts.items(), key=lambda item: item[1], reverse=True)
-            self.counts = dict(kept[: self.capacity])
         if self.total >= self._next_decay:
             self.counts = {q: c // 2 for q, c in self.counts.items() if c > 1}
             self.total //= 2

@@ -171,24 +171,31 @@ class Simulator:
         self.truth = GroundTruth()
         self._app_weights = list(accumulate(app.weight for app in APPS))
         self._encoder = msgspec.json.Encoder()
-        self._serial = 0
 
     # -- public ------------------------------------------------------------------------------
     def records(self) -> Iterator[bytes]:
         """All records as JSON lines, delivered in jittered event-time order."""
+        for _, line in self.timed_records():
+            yield line
+
+    def timed_records(self) -> Iterator[tuple[float, bytes]]:
+        """(delivery time, record): event time plus up to ``jitter_s`` of delivery delay."""
         pending: list[tuple[float, int, bytes]] = []
         ts = self.spec.start
+        serial = 0
         for _ in range(self.spec.sessions):
             ts += self.rng.expovariate(self.spec.sessions_per_second)
             for delivery, line in self._session(ts):
-                self._serial += 1
-                heapq.heappush(pending, (delivery, self._serial, line))
+                serial += 1
+                heapq.heappush(pending, (delivery, serial, line))
             while pending and pending[0][0] < ts - self.spec.jitter_s:
                 self.truth.records += 1
-                yield heapq.heappop(pending)[2]
+                delivery, _, line = heapq.heappop(pending)
+                yield delivery, line
         while pending:
             self.truth.records += 1
-            yield heapq.heappop(pending)[2]
+            delivery, _, line = heapq.heappop(pending)
+            yield delivery, line
 
     def strata_csv(self) -> str:
         rows = ["query,stratum"] + [f"{q},{STRATA[s]}" for q, s in self.vocab.strata.items()]

@@ -1,0 +1,239 @@
+"""``searchpulse``: one command, a subcommand per job. Wiring only: the work lives elsewhere.
+
+Exit codes: 0 success · 1 unexpected failure · 2 usage or configuration error · 3 input
+unreadable · 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from collector import __version__
+from collector.config import ConfigError, describe, load_config
+from collector.strata import StrataError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+log = logging.getLogger("searchpulse")
+
+
+def _settings(args: argparse.Namespace, **flags: Any) -> Any:
+    overrides = dict(flags)
+    for item in args.set or ():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+        overrides[key.strip()] = value
+    return load_config(args.config or os.environ.get("SEARCHPULSE_CONFIG"), overrides)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from collector.replay import replay
+
+    config = _settings(args, **{"strata.file": args.strata_file})
+    for path in args.files:
+        if path != "-" and not os.path.isfile(path):
+            log.error("input %s: no such file", path)
+            return EXIT_INPUT
+    progress = args.progress if args.progress is not None else sys.stderr.isatty()
+    started = time.perf_counter()
+    summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
+                     progress=progress)
+    elapsed = time.perf_counter() - started
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(summary)
+    log.info("replayed %d records in %.2f s (%.0f records/s)", summary["records"], elapsed,
+             summary["records"] / elapsed if elapsed else 0.0)
+    return EXIT_OK
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    for key, value in summary.items():
+        if key == "by_application":
+            continue
+        if isinstance(value, float):
+            value = f"{value:.4f}"
+        print(f"{key:<28} {'no data' if value is None else value}")
+
+
+def _spec(args: argparse.Namespace) -> Any:
+    from collector.sources.simulator import Incident, SimulationSpec, parse_duration
+
+    try:
+        spec = SimulationSpec(seed=args.seed, sessions=args.sessions,
+                              sessions_per_second=args.sessions_per_second,
+                              invalid_rate=args.invalid_rate,
+                              incidents=[Incident.parse(text) for text in args.incident or ()])
+        if args.start == "now":
+            spec.start = time.time()
+        elif args.start:
+            spec.start = time.time() - parse_duration(args.start.removeprefix("-"))
+        if getattr(args, "duration", None):
+            parse_duration(args.duration)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return spec
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from collector.sources.simulator import Simulator
+
+    simulator = Simulator(_spec(args))
+    out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
+    try:
+        for line in simulator.records():
+            out.write(line)
+    finally:
+        if out is not sys.stdout.buffer:
+            out.close()
+    if args.strata_out:
+        with open(args.strata_out, "w", encoding="utf-8") as handle:
+            handle.write(simulator.strata_csv())
+    truth = json.dumps(simulator.truth.summary(), indent=2) + "\n"
+    if args.truth:
+        with open(args.truth, "w", encoding="utf-8") as handle:
+            handle.write(truth)
+    else:
+        (sys.stderr if args.out == "-" else sys.stdout).write(truth)
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from collector.demo import run_demo
+    from collector.sources.simulator import parse_duration
+
+    config = _settings(args, **{"http.port": args.port})
+    spec = _spec(args)
+    spec.start = time.time()
+    duration = parse_duration(args.duration) if args.duration else None
+    engine = run_demo(config, spec, args.speed, duration, config["http.host"],
+                      config["http.port"])
+    from collector.summary import replay_summary
+
+    summary = replay_summary(engine)
+    summary.pop("by_application")
+    print("final summary:")
+    _print_summary(summary)
+    return EXIT_OK
+
+
+def cmd_config_check(args: argparse.Namespace) -> int:
+    config = _settings(args)
+    width = max(len(key) for key in config)
+    for key in config:
+        print(f"{key:<{width}}  {json.dumps(config[key]):<24} ({config.sources[key]})")
+    print("configuration ok", file=sys.stderr)
+    return EXIT_OK
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="TOML settings file (env SEARCHPULSE_CONFIG)")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="override one setting, e.g. --set windows.abandonment_s=600")
+
+
+def _simulation(parser: argparse.ArgumentParser, sessions: int) -> None:
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--sessions", type=int, default=sessions,
+                        help=f"user sessions to simulate (default {sessions:,})")
+    parser.add_argument("--sessions-per-second", type=float, default=5.0,
+                        help="session arrival rate in event time (default 5)")
+    parser.add_argument("--invalid-rate", type=float, default=0.0,
+                        help="share of sessions followed by one malformed record")
+    parser.add_argument("--incident", action="append", metavar="KIND[@APP]:xF:START+DUR",
+                        help="inject an incident, e.g. zero_results:x5:30m+10m "
+                             "(kinds: zero_results, known_item_zero_results, clicks, latency)")
+    parser.add_argument("--start", metavar="now|-DURATION",
+                        help="event time of the first session: now, or e.g. -2h (default: a "
+                             "fixed date, so output is reproducible)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    settings_help = "\n".join(f"  {s.key:<34} {s.env}" for s in describe())
+    parser = argparse.ArgumentParser(
+        prog="searchpulse",
+        description="Search-quality monitoring from OpenSearch UBI events.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Settings (config file key, environment variable):\n" + settings_help
+        + "\n\nExit codes: 0 ok, 1 failure, 2 usage/configuration error, 3 input unreadable.",
+    )
+    parser.add_argument("--version", action="version", version=f"searchpulse {__version__}")
+    parser.add_argument("--log-level", default=os.environ.get("SEARCHPULSE_LOG_LEVEL", "INFO"),
+                        help="DEBUG, INFO, WARNING or ERROR (env SEARCHPULSE_LOG_LEVEL)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("replay", help="run the engine over JSON-lines UBI logs",
+                       description="Replay UBI logs (JSON lines; .gz accepted; - for stdin) "
+                                   "through the engine, close all windows at the end of input "
+                                   "and print the totals.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--metrics-out", metavar="FILE",
+                   help="write the final /metrics exposition to FILE")
+    p.add_argument("--dlq", metavar="FILE",
+                   help="append rejected, orphan and late records with reasons (JSON lines)")
+    p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    _common(p)
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("simulate", help="write realistic synthetic UBI traffic",
+                       description="Write simulated UBI records as JSON lines and print the "
+                                   "ground-truth totals (the shape of `replay --json`).")
+    _simulation(p, 10_000)
+    p.add_argument("--out", default="-", metavar="FILE", help="output file (default stdout)")
+    p.add_argument("--truth", metavar="FILE", help="write the ground truth here instead")
+    p.add_argument("--strata-out", metavar="CSV",
+                   help="write the simulated vocabulary's query,stratum file")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("demo", help="simulated traffic → engine → /metrics, live view",
+                       description="The embedded default: no Kafka, no Prometheus. Simulates "
+                                   "traffic, serves /metrics and shows the headline rates.")
+    _simulation(p, 10**9)
+    p.add_argument("--speed", type=float, default=20.0,
+                   help="event time runs this many times faster than the clock (default 20)")
+    p.add_argument("--duration", metavar="DURATION",
+                   help="stop after this much wall time, e.g. 2m (default: until Ctrl-C)")
+    p.add_argument("--port", type=int, help="metrics port (http.port, default 9464)")
+    _common(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("config", help="configuration tools")
+    config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    c = config_sub.add_parser("check", help="validate settings and print the effective values")
+    _common(c)
+    c.set_defaults(func=cmd_config_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except (ConfigError, StrataError) as exc:
+        log.error("%s", exc)
+        return EXIT_USAGE
+    except OSError as exc:
+        log.error("%s", exc)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""``searchpulse demo``: simulated traffic → engine → /metrics, with a live terminal view.
+
+Event time starts at the wall clock and runs ``speed`` times faster, so a 300 s abandonment
+window closes in 300 / speed seconds of wall time. No Kafka and no Prometheus are needed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from math import inf
+from typing import TextIO
+
+from prometheus_client import CollectorRegistry
+
+from collector.config import Config
+from collector.engine import Engine
+from collector.http import MetricsServer
+from collector.metrics import SearchpulseCollector
+from collector.sources.simulator import SimulationSpec, Simulator
+from collector.summary import quality_summary
+
+_HEADLINES = (("searches", "searches", "{:,}"), ("zero-result rate", "zero_result_rate", "{:.1%}"),
+              ("CTR", "ctr", "{:.1%}"), ("reformulation rate", "reformulation_rate", "{:.1%}"),
+              ("abandonment rate", "abandonment_rate", "{:.1%}"),
+              ("mean time to first click", "mean_time_to_first_click_s", "{:.1f} s"),
+              ("MRR of first clicks", "mrr_first_click", "{:.3f}"))
+
+
+class LiveView:
+    """Redraws a few headline lines in place on a terminal; prints a line now and then if not."""
+
+    def __init__(self, out: TextIO, interval_s: float = 1.0) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.interval_s = interval_s if self.tty else 10.0
+        self._next = 0.0
+        self._lines = 0
+
+    def maybe_draw(self, engine: Engine, started: float, port: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if now < self._next and not force:
+            return
+        self._next = now + self.interval_s
+        lines = render(engine, now - started, port)
+        if self.tty:
+            self.out.write(f"\x1b[{self._lines}F\x1b[J" if self._lines else "")
+            self._lines = len(lines)
+            self.out.write("\n".join(lines) + "\n")
+        else:
+            self.out.write(" | ".join(lines[1:4]) + "\n")
+        self.out.flush()
+
+
+def render(engine: Engine, elapsed: float, port: int) -> list[str]:
+    summary = quality_summary(engine.table.series)
+    records = engine.stats.total()
+    lines = [f"searchpulse demo — {elapsed:,.0f} s, {records:,} records "
+             f"({records / max(elapsed, 1e-9):,.0f}/s), metrics on http://localhost:{port}/metrics"]
+    for label, key, fmt in _HEADLINES:
+        value = summary[key]
+        lines.append(f"  {label:<26} {'no data' if value is None else fmt.format(value)}")
+    lines.append(f"  open sessions {len(engine.sessions.sessions):,}  "
+                 f"pending outcomes {engine.sessions.pending:,}")
+    return lines
+
+
+def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
+             host: str, port: int, out: TextIO = sys.stderr) -> Engine:
+    engine = Engine(config, max_future_s=inf)  # accelerated event time runs ahead of the clock
+    registry = CollectorRegistry()
+    registry.register(SearchpulseCollector(engine))
+    server = MetricsServer(registry, host, port).start()
+    view = LiveView(out)
+    started = time.monotonic()
+    t0 = spec.start
+    try:
+        for count, (ts, raw) in enumerate(Simulator(spec).timed_records()):
+            engine.process(raw)
+            if count & 255:
+                continue
+            elapsed = time.monotonic() - started
+            if duration_s is not None and elapsed >= duration_s:
+                break
+            ahead = (ts - t0) / speed - elapsed
+            if ahead > 0:
+                time.sleep(min(ahead, 0.5))
+            view.maybe_draw(engine, started, server.port)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.close()
+        view.maybe_draw(engine, started, server.port, force=True)
+        server.stop()
+    return engine

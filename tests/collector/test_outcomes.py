@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import pytest
+
+from collector.outcomes import normalize_query, reformulation_kind
+
+
+@pytest.mark.parametrize(("raw", "normalized"), [
+    ("  Running   SHOES ", "running shoes"),
+    ("¿Dónde está?", "dónde está"),
+    ("ﬁle Straße", "file strasse"),  # NFKC ligature, casefold ß
+    ("“quoted”", "quoted"),
+    ("...", ""),
+    ("c++", "c++"),  # symbols are not punctuation
+    ("tab\tand\nnewline", "tab and newline"),
+])
+def test_normalize(raw, normalized):
+    assert normalize_query(raw) == normalized
+
+
+@pytest.mark.parametrize(("before", "after", "kind"), [
+    ("iphone", "iphnoe", "spelling"),  # distance 2
+    ("wireless headphones", "wirless headphone", "spelling"),  # 2 ≤ 20 % of 19 chars
+    ("running shoes for men", "running shoes for men red", "spelling"),  # 4 ≤ 20 % of 25
+    ("tv", "tv 4k", "specialization"),  # distance 3 > 2 and > 20 % of 5
+    ("black leather jacket", "jacket", "generalization"),
+    ("black leather jacket", "leather jacket women", "other"),
+    ("shoes", "laptop", "other"),
+])
+def test_reformulation_kind(before, after, kind):
+    assert reformulation_kind(before, after) == kind

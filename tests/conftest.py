@@ -1,0 +1,92 @@
+"""Shared fixtures: a UBI record factory and a one-call engine run over hand-built records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+
+from collector.config import load_config
+from collector.engine import Engine
+from collector.summary import replay_summary
+
+T0 = 1_767_600_000.0  # 2026-01-05T08:00:00Z: every hand-built record is T0 + offset seconds
+
+
+class UBI:
+    """Builds UBI 1.3 records as raw bytes, the way producers send them."""
+
+    def __init__(self) -> None:
+        self._serial = 0
+
+    def query(self, qid: str, text: str, at: float, client: str = "c1",
+              hits: Iterable[str] | None = ("d1", "d2", "d3"), app: str = "web",
+              **attributes: Any) -> bytes:
+        record: dict[str, Any] = {
+            "query_id": qid, "user_query": text, "client_id": client,
+            "timestamp": int(round((T0 + at) * 1000)), "application": app,
+            "query_attributes": attributes,
+        }
+        if hits is not None:
+            record["query_response_hit_ids"] = list(hits)
+        return json.dumps(record).encode()
+
+    def event(self, qid: str | None, action: str, at: float, position: int | None = None,
+              client: str = "c1", obj: str = "d1", **extra: Any) -> bytes:
+        attributes: dict[str, Any] = {"object": {"object_id": obj}}
+        if position is not None:
+            attributes["position"] = {"ordinal": position}
+        record: dict[str, Any] = {
+            "action_name": action, "query_id": qid, "client_id": client, "session_id": client,
+            "timestamp": int(round((T0 + at) * 1000)), "event_attributes": attributes,
+        }
+        record.update(extra)
+        return json.dumps(record).encode()
+
+    def click(self, qid: str, at: float, position: int = 1, **kw: Any) -> bytes:
+        return self.event(qid, "click", at, position, **kw)
+
+
+@pytest.fixture
+def ubi() -> UBI:
+    return UBI()
+
+
+class RecordingDeadLetters:
+    """Keeps dead letters in memory so a test can assert what was kept and why."""
+
+    def __init__(self) -> None:
+        self.letters: list[tuple[bytes, str, str]] = []
+
+    @property
+    def reasons(self) -> list[str]:
+        return [reason for _, reason, _ in self.letters]
+
+    def write(self, raw: bytes, reason: str, detail: str) -> None:
+        self.letters.append((raw, reason, detail))
+
+    def close(self) -> None:
+        return None
+
+
+@pytest.fixture
+def engine() -> Callable[..., Engine]:
+    """``engine(records, **settings)`` → an engine that processed them and was closed."""
+
+    def _engine(records: Iterable[bytes], close: bool = True, **settings: Any) -> Engine:
+        built = Engine(load_config(environ={}, overrides=settings), RecordingDeadLetters(),
+                       clock=lambda: 2e9)
+        built.process_all(records)
+        if close:
+            built.close()
+        return built
+
+    return _engine
+
+
+@pytest.fixture
+def run(engine) -> Callable[..., dict[str, Any]]:
+    """``run(records, **settings)`` → the replay summary after end of input."""
+    return lambda records, **settings: replay_summary(engine(records, **settings))
