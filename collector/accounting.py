@@ -29,8 +29,7 @@ LATE_NOT_APPLIED = "late_record_not_applied"
 class PipelineStats:
     """Plain counters of the record pipeline; exposed by ``metrics.SearchpulseCollector``."""
 
-    __slots__ = ("records", "invalid", "ignored", "data_quality", "last_event_time",
-                 "dead_lettered")
+    __slots__ = ("records", "invalid", "ignored", "data_quality", "dead_lettered")
 
     def __init__(self) -> None:
         self.records = [[0] * len(OUTCOMES) for _ in KINDS]
@@ -38,7 +37,6 @@ class PipelineStats:
         self.ignored: Counter[str] = Counter()
         self.data_quality: Counter[str] = Counter()
         self.dead_lettered: Counter[str] = Counter()
-        self.last_event_time = 0.0
 
     def total(self, outcome: int | None = None, kind: int | None = None) -> int:
         rows = self.records if kind is None else [self.records[kind]]

@@ -16,18 +16,18 @@ NEVER = float("-inf")
 
 
 class EventTimeBuffer:
-    __slots__ = ("lateness", "heap", "newest", "watermark", "_arrival")
+    __slots__ = ("lateness", "heap", "newest", "watermark", "arrival")
 
     def __init__(self, lateness: float) -> None:
         self.lateness = lateness
         self.heap: list[tuple[float, int, str, bytes, int, Any]] = []
         self.newest = NEVER
         self.watermark = NEVER
-        self._arrival = count()
+        self.arrival = count()  # last tie-break: identical records keep arrival order
 
     def push(self, ts: float, rank: int, key: str, raw: bytes, record: Any) -> bool:
         """Buffer an on-time record; return True when the watermark moved forward."""
-        heappush(self.heap, (ts, rank, key, raw, next(self._arrival), record))
+        heappush(self.heap, (ts, rank, key, raw, next(self.arrival), record))
         if ts > self.newest:
             self.newest = ts
             self.watermark = ts - self.lateness

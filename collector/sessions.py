@@ -8,25 +8,32 @@ Outcome of search S (deadline ``S.ts + abandonment_s``):
   * reformulated when the next search of its session comes within ``reformulation_s``, with a
     different normalized query, and S had no click before it;
   * abandoned (with results) / zero-result exit (no results) when at the deadline S is still the
-    session's last search, nothing engaged the session after it, and S had no click or conversion.
+    session's newest search, nothing engaged the session after it, and S had no click or
+    conversion.
+A session is nothing but its newest search (``sessions[key]``): what the rules above look at.
 S stays attributable (clicks, conversions) until ``S.ts + attribution_s``, then it is evicted.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from math import inf
+
+import msgspec
 
 from collector import accounting as acc
-from collector.events import WireRecord
+from collector.events import EventAttributes, WireRecord
 from collector.outcomes import reformulation_kind
-from collector.quality import SeriesTable
+from collector.quality import QualitySeries, SeriesTable
 from collector.strata import StrataClassifier
 
 # Search.flags bits; the page size of the first result page is kept above them.
 ZERO_RESULT = 1
 CLICKED = 2
 CONVERTED = 4
-_PAGE_SHIFT = 3
+ENGAGED = 8  # while it is its session's newest search: pagination, or a click or conversion
+#              on an earlier search of the session, happened after it
+_PAGE_SHIFT = 4
 
 CLICK = 1
 CONVERSION = 2
@@ -35,40 +42,26 @@ ACTIONS = {"click": CLICK, "click_through": CLICK, "add_to_cart": CONVERSION,
            "purchase": CONVERSION, "impression": EXPOSURE, "view": EXPOSURE}
 
 
-class Session:
-    __slots__ = ("key", "last", "engaged", "tracked")
+class Search(msgspec.Struct, gc=False):
+    """One search. A session is just ``sessions[session_key]``: its newest search. gc=False
+    keeps millions of open searches invisible to the cyclic GC; they hold no cycles."""
 
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.last: Search | None = None  # the newest search of the session
-        self.engaged = False  # pagination, click or conversion after `last`
-        self.tracked = 0  # searches of this session still attributable
-
-
-class Search:
-    __slots__ = ("key", "session", "normalized", "ts", "series", "flags", "seen")
-
-    def __init__(self, key: str, session: Session, normalized: str, ts: float, series,
-                 flags: int) -> None:
-        self.key = key
-        self.session = session
-        self.normalized = normalized
-        self.ts = ts
-        self.series = series
-        self.flags = flags
-        self.seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
+    key: str
+    session_key: str
+    normalized: str
+    ts: float
+    series: QualitySeries
+    flags: int  # ZERO_RESULT | CLICKED | CONVERTED | ENGAGED, the first page's size above them
+    seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
 
 
-class PageAlias:
+class PageAlias(msgspec.Struct, gc=False):
     """A result page > 1: its query_id attributes clicks to the search, positions offset."""
 
-    __slots__ = ("key", "search", "offset", "ts")
-
-    def __init__(self, key: str, search: Search, offset: int, ts: float) -> None:
-        self.key = key
-        self.search = search
-        self.offset = offset  # 0: page size unknown, positions on this page are unknown
-        self.ts = ts
+    key: str
+    search: Search
+    offset: int  # 0: page size unknown, positions on this page are unknown
+    ts: float
 
 
 class Sessionizer:
@@ -91,10 +84,11 @@ class Sessionizer:
         self.abandonment_s = abandonment_s
         self.attribution_s = attribution_s
         self.position_base = position_base
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, Search] = {}  # session key → its newest tracked search
         self.searches: dict[str, Search | PageAlias] = {}
         self.outcome_due: deque[Search] = deque()
         self.expiry_due: deque[Search | PageAlias] = deque()
+        self.next_deadline = inf  # earliest deadline of either queue: callers skip expiry before
 
     # -- queries ---------------------------------------------------------------------------
     def on_query(self, rec: WireRecord, ts: float) -> int:
@@ -105,16 +99,13 @@ class Sessionizer:
         session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
         if session_key is None:
             session_key = "\x00" + key  # neither id: a session of its own
-        session = self.sessions.get(session_key)
-        if session is None:
-            session = self.sessions[session_key] = Session(session_key)
+        previous = self.sessions.get(session_key)
         text = self.strata.text(rec.user_query)
         page = attrs.page if attrs is not None else None
         if page is not None and page > 1:
-            self._on_page(key, session, text.normalized, page, ts)
+            self._on_page(key, previous, text.normalized, page, ts)
             return acc.ACCEPTED
 
-        previous = session.last
         if (previous is not None and ts - previous.ts <= self.reformulation_s
                 and not previous.flags & CLICKED and previous.normalized != text.normalized):
             previous.series.reformulated[reformulation_kind(previous.normalized,
@@ -141,27 +132,26 @@ class Sessionizer:
         if attrs is not None and attrs.latency_ms is not None:
             series.latency.observe(attrs.latency_ms / 1000.0)
 
-        search = Search(key, session, text.normalized, ts, series, flags)
+        search = Search(key, session_key, text.normalized, ts, series, flags)
         self.searches[key] = search
-        session.last = search
-        session.engaged = False
-        session.tracked += 1
+        self.sessions[session_key] = search
+        if ts + self.abandonment_s < self.next_deadline:
+            self.next_deadline = ts + self.abandonment_s
         self.outcome_due.append(search)
         self.expiry_due.append(search)
         return acc.ACCEPTED
 
-    def _on_page(self, key: str, session: Session, normalized: str, page: int,
+    def _on_page(self, key: str, parent: Search | None, normalized: str, page: int,
                  ts: float) -> None:
         """Pagination engages the session; its clicks belong to the search it continues."""
-        parent = session.last
         if parent is not None and ts >= parent.ts:
-            session.engaged = True
+            parent.flags |= ENGAGED
         if parent is None or parent.normalized != normalized:
             self.stats.data_quality[acc.PAGINATION_WITHOUT_SEARCH] += 1
             return
         alias = PageAlias(key, parent, (page - 1) * (parent.flags >> _PAGE_SHIFT), ts)
         self.searches[key] = alias
-        self.expiry_due.append(alias)
+        self.expiry_due.append(alias)  # its parent is tracked, so next_deadline is set already
 
     # -- events ----------------------------------------------------------------------------
     def on_event(self, rec: WireRecord, ts: float) -> int:
@@ -188,8 +178,9 @@ class Sessionizer:
 
         attrs = rec.event_attributes
         obj = attrs.object if attrs is not None else None
+        rank = self._rank(attrs)
         fingerprint = (action, rec.session_id, obj.object_id if obj is not None else None,
-                       self._raw_position(attrs), ts)
+                       rank, ts)
         seen = search.seen
         if seen is None:
             search.seen = {fingerprint}
@@ -198,10 +189,9 @@ class Sessionizer:
         else:
             seen.add(fingerprint)
 
-        session = search.session
-        last = session.last
+        last = self.sessions.get(search.session_key)
         if last is not search and last is not None and ts >= last.ts:
-            session.engaged = True
+            last.flags |= ENGAGED
         flags = search.flags
         if flags & ZERO_RESULT:
             self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
@@ -216,7 +206,8 @@ class Sessionizer:
             return acc.ACCEPTED
 
         series.clicks += 1
-        position = self._position(attrs, offset, target is search)
+        # 1-based position across result pages; 0 when unknown (no page size for page > 1)
+        position = rank + offset if rank > 0 and (offset or target is search) else 0
         if position == 0:
             self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
         if not flags & CLICKED:
@@ -228,56 +219,40 @@ class Sessionizer:
                 series.reciprocal_rank_sum += 1.0 / position
         return acc.ACCEPTED
 
-    @staticmethod
-    def _raw_position(attrs) -> int | None:
-        if attrs is None:
-            return None
-        position = attrs.position
-        if position is not None and position.ordinal is not None:
-            return position.ordinal
-        return None if attrs.rank is None else -1 - attrs.rank
-
-    def _position(self, attrs, offset: int, first_page: bool) -> int:
-        """1-based position across pages; 0 when unknown."""
+    def _rank(self, attrs: EventAttributes | None) -> int:
+        """1-based rank on its result page; 0 or less when missing or below the base."""
         if attrs is None:
             return 0
         position = attrs.position
         if position is not None and position.ordinal is not None:
-            rank = position.ordinal - self.position_base + 1
-        elif attrs.rank is not None:
-            rank = attrs.rank + 1
-        else:
-            return 0
-        if rank < 1 or not (first_page or offset):
-            return 0
-        return rank + offset
+            return position.ordinal - self.position_base + 1
+        return 0 if attrs.rank is None else attrs.rank + 1
 
     # -- deadlines -------------------------------------------------------------------------
     def expire_before(self, t: float) -> None:
         """Decide every outcome and evict every search whose deadline is before ``t``."""
         due = self.outcome_due
-        window = self.abandonment_s
-        while due and due[0].ts + window < t:
+        horizon = t - self.abandonment_s  # deadline < t  ⇔  search.ts < t − window
+        while due and due[0].ts < horizon:
             search = due.popleft()
-            session = search.session
-            if (session.last is search and not session.engaged
-                    and not search.flags & (CLICKED | CONVERTED)):
+            if (not search.flags & (CLICKED | CONVERTED | ENGAGED)
+                    and self.sessions.get(search.session_key) is search):
                 if search.flags & ZERO_RESULT:
                     search.series.zero_result_exits += 1
                 else:
                     search.series.abandoned += 1
         expiring = self.expiry_due
-        window = self.attribution_s
-        while expiring and expiring[0].ts + window < t:
-            item = expiring.popleft()
-            del self.searches[item.key]
-            if item.__class__ is Search:
-                session = item.session
-                session.tracked -= 1
-                if session.last is item:
-                    session.last = None
-                if not session.tracked:
-                    del self.sessions[session.key]
+        horizon = t - self.attribution_s
+        if expiring and expiring[0].ts < horizon:
+            searches, sessions = self.searches, self.sessions
+            while expiring and expiring[0].ts < horizon:
+                item = expiring.popleft()
+                del searches[item.key]
+                # Searches expire in creation order, so a session's newest goes last.
+                if item.__class__ is Search and sessions.get(item.session_key) is item:
+                    del sessions[item.session_key]
+        self.next_deadline = min(due[0].ts + self.abandonment_s if due else inf,
+                                 expiring[0].ts + self.attribution_s if expiring else inf)
 
     @property
     def pending(self) -> int:

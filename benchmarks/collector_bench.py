@@ -1,0 +1,155 @@
+"""Collector engine benchmark: one command, baseline in the same run, medians.
+
+    python -m benchmarks.collector_bench [--records 1000000] [--rounds 5] [--json FILE]
+
+Measures, on a simulated log of ~1M records (typical UBI sizes, cached in .cache/):
+  1. `replay` throughput: the real replay path (file read → engine → close), median of rounds;
+  2. the naive baseline (benchmarks/naive_collector.py) on the same records, rounds interleaved
+     with (1) so machine noise hits both alike; the ratio is reported per round and as median;
+  3. bytes per open session with 1M open sessions (tracemalloc: exact Python allocations);
+  4. /metrics scrape time (generate_latest), median of 20, at the simulated cardinality and
+     at the default label caps (20 applications × 20 variants × 4 strata).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import statistics
+import time
+import tracemalloc
+import uuid
+from pathlib import Path
+
+from benchmarks.naive_collector import NaiveCollector
+from collector.config import load_config
+from collector.engine import Engine
+from collector.replay import exposition, replay
+from collector.sources.simulator import SimulationSpec, Simulator
+
+CACHE = Path(".cache")
+RECORDS_PER_SESSION = 4.62  # measured mean of the simulator's default mix
+
+
+def simulated_log(records: int) -> Path:
+    path = CACHE / f"bench-{records}.jsonl"
+    if not path.exists():
+        CACHE.mkdir(exist_ok=True)
+        sessions = int(records / RECORDS_PER_SESSION)
+        with open(path, "wb") as handle:
+            for line in Simulator(SimulationSpec(seed=42, sessions=sessions)).records():
+                handle.write(line)
+    return path
+
+
+def time_replay(path: Path) -> float:
+    started = time.perf_counter()
+    replay([str(path)], load_config(environ={}))
+    return time.perf_counter() - started
+
+
+def time_naive(lines: list[bytes]) -> float:
+    collector = NaiveCollector()
+    started = time.perf_counter()
+    for raw in lines:
+        collector.process(raw)
+    return time.perf_counter() - started
+
+
+def bytes_per_open_session(sessions: int) -> float:
+    queries = [q for q in Simulator(SimulationSpec(seed=1)).vocab.queries]
+    base = 1_767_600_000_000
+    engine = Engine(load_config(environ={}), clock=lambda: 2e9)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+
+    def records():
+        for i in range(sessions):  # 2,000 new sessions per second of event time
+            yield json.dumps({
+                "query_id": str(uuid.UUID(int=i)), "client_id": str(uuid.UUID(int=i + 2**64)),
+                "user_query": queries[i % len(queries)], "timestamp": base + i // 2,
+                "application": "web", "query_response_hit_ids": ["a", "b"],
+                "query_attributes": {"total_hits": 2, "latency_ms": 80},
+            }).encode()
+
+    engine.process_all(records())
+    engine.advance_watermark(engine.buffer.newest + 1)  # apply all; nothing is evicted yet
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    open_sessions = len(engine.sessions.sessions)
+    assert open_sessions == sessions, open_sessions
+    return (after - before) / open_sessions
+
+
+def scrape_ms(engine: Engine) -> float:
+    samples = []
+    for _ in range(20):
+        started = time.perf_counter()
+        exposition(engine)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+def engine_at_caps() -> Engine:
+    engine = Engine(load_config(environ={}), clock=lambda: 2e9)
+    lines = [json.dumps({"query_id": f"q{a}-{v}-{s}", "client_id": f"c{a}-{v}-{s}",
+                         "user_query": q, "timestamp": 1_767_600_000_000,
+                         "application": f"app{a}", "query_attributes": {"variant": f"v{v}"}}
+                        ).encode()
+             for a in range(20) for v in range(20) for s, q in enumerate(("tv", "B07XLFYN6S"))]
+    engine.process_all(lines)
+    engine.close()
+    return engine
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--open-sessions", type=int, default=1_000_000)
+    parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    args = parser.parse_args()
+
+    path = simulated_log(args.records)
+    lines = path.read_bytes().splitlines(keepends=True)
+    count = len(lines)
+    ours, naive = [], []
+    for n in range(args.rounds):
+        ours.append(count / time_replay(path))
+        naive.append(count / time_naive(lines))
+        print(f"round {n + 1}: replay {ours[-1]:,.0f} rec/s, naive {naive[-1]:,.0f} rec/s, "
+              f"ratio {ours[-1] / naive[-1]:.2f}x", flush=True)
+    del lines
+
+    engine = Engine(load_config(environ={}), clock=lambda: 2e9)
+    engine.process_all(path.read_bytes().splitlines(keepends=True))
+    engine.close()
+    results = {
+        "machine": f"{platform.machine()}, {platform.python_implementation()} "
+                   f"{platform.python_version()}",
+        "records": count,
+        "log_bytes": path.stat().st_size,
+        "replay_records_per_s_median": round(statistics.median(ours)),
+        "naive_records_per_s_median": round(statistics.median(naive)),
+        "ratio_median": round(statistics.median(o / n for o, n in zip(ours, naive, strict=True)), 2),
+        "replay_rounds": [round(x) for x in ours],
+        "naive_rounds": [round(x) for x in naive],
+        "scrape_ms_simulated": round(scrape_ms(engine), 2),
+        "series_simulated": len(engine.table.series),
+        "scrape_ms_at_caps": round(scrape_ms(engine_at_caps()), 2),
+        "series_at_caps": len(engine_at_caps().table.series),
+        "bytes_per_open_session": round(bytes_per_open_session(args.open_sessions)),
+        "open_sessions": args.open_sessions,
+    }
+    print(json.dumps(results, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
