@@ -96,10 +96,11 @@ def scrape_ms(engine: Engine) -> float:
 
 def engine_at_caps() -> Engine:
     engine = Engine(load_config(environ={}), clock=lambda: 2e9)
+    """Worst case: every application × variant × stratum series with a latency histogram."""
     lines = [json.dumps({"query_id": f"q{a}-{v}-{s}", "client_id": f"c{a}-{v}-{s}",
                          "user_query": q, "timestamp": 1_767_600_000_000,
-                         "application": f"app{a}", "query_attributes": {"variant": f"v{v}"}}
-                        ).encode()
+                         "application": f"app{a}",
+                         "query_attributes": {"variant": f"v{v}", "latency_ms": 80}}).encode()
              for a in range(20) for v in range(20) for s, q in enumerate(("tv", "B07XLFYN6S"))]
     engine.process_all(lines)
     engine.close()
@@ -136,7 +137,8 @@ def main() -> None:
         "log_bytes": path.stat().st_size,
         "replay_records_per_s_median": round(statistics.median(ours)),
         "naive_records_per_s_median": round(statistics.median(naive)),
-        "ratio_median": round(statistics.median(o / n for o, n in zip(ours, naive, strict=True)), 2),
+        "ratio_median": round(statistics.median(
+            o / n for o, n in zip(ours, naive, strict=True)), 2),
         "replay_rounds": [round(x) for x in ours],
         "naive_rounds": [round(x) for x in naive],
         "scrape_ms_simulated": round(scrape_ms(engine), 2),

@@ -86,8 +86,10 @@ class SearchpulseCollector(Collector):
         for name, attribute, help_text in QUALITY_HISTOGRAMS:
             family = HistogramMetricFamily(name, help_text, labels=QUALITY_LABELS)
             for s in series:
-                family.add_metric((s.application, s.stratum, s.variant),
-                                  *_cumulative(getattr(s, attribute)))
+                buckets = getattr(s, attribute)
+                if buckets.count:  # a never-observed histogram adds 15 samples and no data
+                    family.add_metric((s.application, s.stratum, s.variant),
+                                      *_cumulative(buckets))
             yield family
 
     def _pipeline(self) -> Iterator[Metric]:

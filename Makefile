@@ -1,0 +1,34 @@
+# searchpulse — the two commands of the README are `make demo` and `make test`.
+PYTHON ?= python3
+PYTEST_ARGS ?=
+
+.PHONY: all demo install setup test lint fmt bench help
+
+help:
+	@echo "make demo   - run the embedded default (simulated traffic → engine → :9464/metrics)"
+	@echo "make test   - install what the tests need, start the services, run every test"
+	@echo "make lint   - ruff"
+	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
+
+all: fmt lint test
+
+install:
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e .
+
+demo: install
+	searchpulse demo
+
+setup:
+	scripts/setup.sh
+
+test: setup lint
+	$(PYTHON) -m pytest $(PYTEST_ARGS)
+
+lint:
+	$(PYTHON) -m ruff check .
+
+fmt:
+	$(PYTHON) -m ruff check --fix .
+
+bench: install
+	$(PYTHON) -m benchmarks.collector_bench --json benchmarks/results/collector.json
