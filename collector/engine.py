@@ -18,7 +18,9 @@ from collector.events import MISSING_QUERY_ID, NOT_QUERY_OR_EVENT, Rejected, dec
 from collector.ordering import EventTimeBuffer
 from collector.quality import SeriesTable
 from collector.sessions import ACTIONS, Sessionizer
+from collector.pii import PiiScrubber
 from collector.strata import StrataClassifier, load_strata_csv, load_titles
+from collector.zero_result_queries import TopZeroResultQueries
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
 # the order of application is the same, one call of _release serves many records
@@ -59,6 +61,9 @@ class Engine:
             abandonment_s=config["windows.abandonment_s"],
             attribution_s=config["windows.attribution_s"],
             position_base=config["events.position_base"],
+            zero_result_queries=TopZeroResultQueries(
+                k=config["top_queries.size"], window_s=config["top_queries.window_s"],
+                scrubber=PiiScrubber(config["pii.patterns"])),
         )
         self.buffer = EventTimeBuffer(config["ordering.lateness_s"])
         self.closed = False

@@ -146,6 +146,15 @@ class SearchpulseCollector(Collector):
              "Records waiting in the event-time ordering buffer."),
         ):
             yield GaugeMetricFamily(name, help_text, value=value)
+        top = GaugeMetricFamily(
+            "searchpulse_top_zero_result_queries",
+            "Zero-result searches of the most frequent zero-result queries per application over "
+            "the top_queries window (query text scrubbed of personal data, length-capped).",
+            labels=("application", "query"))
+        for application, queries in engine.sessions.zero_result_queries.top(newest).items():
+            for query, count in queries:
+                top.add_metric((application, query), count)
+        yield top
         info = GaugeMetricFamily("searchpulse_build_info", "searchpulse build information.",
                                  labels=("version", "python"))
         info.add_metric((__version__, platform.python_version()), 1)

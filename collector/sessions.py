@@ -26,6 +26,7 @@ from collector.events import EventAttributes, WireRecord
 from collector.outcomes import reformulation_kind
 from collector.quality import QualitySeries, SeriesTable
 from collector.strata import StrataClassifier
+from collector.zero_result_queries import TopZeroResultQueries
 
 # Search.flags bits; the page size of the first result page is kept above them.
 ZERO_RESULT = 1
@@ -76,6 +77,7 @@ class Sessionizer:
         abandonment_s: float = 300.0,
         attribution_s: float = 1800.0,
         position_base: int = 1,
+        zero_result_queries: TopZeroResultQueries | None = None,
     ) -> None:
         self.table = table
         self.strata = strata
@@ -84,6 +86,7 @@ class Sessionizer:
         self.abandonment_s = abandonment_s
         self.attribution_s = attribution_s
         self.position_base = position_base
+        self.zero_result_queries = zero_result_queries or TopZeroResultQueries()
         self.sessions: dict[str, Search] = {}  # session key → its newest tracked search
         self.searches: dict[str, Search | PageAlias] = {}
         self.outcome_due: deque[Search] = deque()
@@ -123,6 +126,7 @@ class Sessionizer:
         if total_hits == 0 or (hits is not None and not hits):
             series.zero_result += 1
             flags = ZERO_RESULT
+            self.zero_result_queries.add(series.application, text.normalized, ts)
         else:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
