@@ -2,15 +2,16 @@
 PYTHON ?= python3
 PYTEST_ARGS ?=
 
-.PHONY: all demo install setup test lint fmt bench help
+.PHONY: all demo install setup test lint fmt generate bench help
 
 help:
 	@echo "make demo   - run the embedded default (simulated traffic → engine → :9464/metrics)"
 	@echo "make test   - install what the tests need, start the services, run every test"
 	@echo "make lint   - ruff"
+	@echo "make generate - regenerate alert rules and Alertmanager config from alerts/config.py"
 	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
 
-all: fmt lint test
+all: fmt generate lint test
 
 install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e .
@@ -29,6 +30,9 @@ lint:
 
 fmt:
 	$(PYTHON) -m ruff check --fix .
+
+generate:  # committed artefacts; tests regenerate them and fail on any difference
+	$(PYTHON) -m alerts.build
 
 bench: install
 	$(PYTHON) -m benchmarks.collector_bench --json benchmarks/results/collector.json

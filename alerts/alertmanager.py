@@ -4,24 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from alerts.config import Routing
+
 # Alerts that explain every quality alert of the service: while one fires, quality alerts are
 # symptoms, not news.
 ROOT_CAUSES = ("SearchpulseCollectorDown", "SearchTrafficAbsent", "SearchpulseEventsStale")
 
 
-def alertmanager_config(pager_url: str, ticket_url: str) -> dict[str, Any]:
+def alertmanager_config(pager_url: str, ticket_url: str, routing: Routing) -> dict[str, Any]:
     return {
         "route": {
             "receiver": "ticket",
             "group_by": ["alertname", "service", "application"],
-            "group_wait": "30s",  # gather the first alerts of an incident into one page
-            "group_interval": "5m",  # then at most one update per group every 5 minutes
-            "repeat_interval": "4h",  # remind while it still fires
+            "group_wait": routing.group_wait,
+            "group_interval": routing.group_interval,
+            "repeat_interval": routing.repeat_interval,
             "routes": [
                 {"matchers": ['severity="critical"'], "receiver": "pager",
-                 "repeat_interval": "1h"},
-                {"matchers": ['severity="warning"'], "receiver": "ticket",
-                 "repeat_interval": "12h"},
+                 "repeat_interval": routing.page_repeat_interval},
+                {"matchers": ['severity="warning"'], "receiver": "ticket"},
             ],
         },
         "inhibit_rules": [

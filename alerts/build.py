@@ -42,7 +42,8 @@ def build(out: Path, profile: Profile, pager_url: str, ticket_url: str) -> list[
     out.mkdir(parents=True, exist_ok=True)
     files = {
         out / "searchpulse-rules.yml": dump(rule_groups(profile)),
-        out / "alertmanager.yml": dump(alertmanager_config(pager_url, ticket_url)),
+        out / "alertmanager.yml": dump(alertmanager_config(pager_url, ticket_url,
+                                                           profile.routing)),
     }
     for path, text in files.items():
         path.write_text(text)

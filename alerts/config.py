@@ -68,10 +68,21 @@ class Durations:
 
 
 @dataclass(frozen=True)
+class Routing:
+    """Alertmanager notification timing."""
+
+    group_wait: str = "30s"  # gather the first alerts of an incident into one notification
+    group_interval: str = "5m"  # then at most one update per group every 5 minutes
+    repeat_interval: str = "4h"  # remind while it still fires (warning: tickets)
+    page_repeat_interval: str = "1h"  # remind on-call more often for pages
+
+
+@dataclass(frozen=True)
 class Profile:
     windows: Windows = field(default_factory=Windows)
     thresholds: Thresholds = field(default_factory=Thresholds)
     durations: Durations = field(default_factory=Durations)
+    routing: Routing = field(default_factory=Routing)
     selector: str = SELECTOR
     runbook_base: str = RUNBOOK_BASE
     grafana_base: str = GRAFANA_BASE
@@ -80,10 +91,13 @@ class Profile:
     def fast(cls) -> Profile:
         """For the end-to-end test: seconds instead of hours, same structure and names."""
         return cls(
-            windows=Windows("20s", "40s", "30s", "60s"),
+            windows=Windows("10s", "20s", "15s", "30s"),
             thresholds=replace(Thresholds(), zero_result_rate_critical=0.35,
                                zero_result_rate_warning=0.30, min_searches_long_window=50,
-                               cessation_window="20s", min_records_for_invalid_ratio=50),
-            durations=Durations(page_for="5s", ticket_for="10s", keep_firing_for="5s",
-                                down_for="5s", absent_for="10s", lag_for="10s"),
+                               cessation_window="20s", min_records_for_invalid_ratio=50,
+                               event_staleness_s_critical=3600),
+            durations=Durations(page_for="3s", ticket_for="5s", keep_firing_for="3s",
+                                down_for="3s", absent_for="10s", lag_for="10s"),
+            routing=Routing(group_wait="1s", group_interval="2s", repeat_interval="1m",
+                            page_repeat_interval="1m"),
         )

@@ -16,9 +16,9 @@ from collector.config import Config
 from collector.deadletter import DeadLetterSink, DiscardWithCount
 from collector.events import MISSING_QUERY_ID, NOT_QUERY_OR_EVENT, Rejected, decode, event_time
 from collector.ordering import EventTimeBuffer
+from collector.pii import PiiScrubber
 from collector.quality import SeriesTable
 from collector.sessions import ACTIONS, Sessionizer
-from collector.pii import PiiScrubber
 from collector.strata import StrataClassifier, load_strata_csv, load_titles
 from collector.zero_result_queries import TopZeroResultQueries
 
