@@ -7,6 +7,7 @@ equals the records read: nothing vanishes without a count.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 KINDS = ("query", "event", "unknown")
 QUERY, EVENT, UNKNOWN = range(3)
@@ -37,6 +38,24 @@ class PipelineStats:
         self.ignored: Counter[str] = Counter()
         self.data_quality: Counter[str] = Counter()
         self.dead_lettered: Counter[str] = Counter()
+
+    def reset(self) -> None:
+        """Zero every count in place (the sessionizer holds a reference)."""
+        for row in self.records:
+            row[:] = [0] * len(row)
+        for counts in (self.invalid, self.ignored, self.data_quality, self.dead_lettered):
+            counts.clear()
+
+    @classmethod
+    def merge(cls, many: Iterable[PipelineStats]) -> PipelineStats:
+        merged = cls()
+        for stats in list(many):
+            for row, other in zip(merged.records, stats.records, strict=True):
+                for i, value in enumerate(other):
+                    row[i] += value
+            for name in ("invalid", "ignored", "data_quality", "dead_lettered"):
+                getattr(merged, name).update(dict(getattr(stats, name)))
+        return merged
 
     def total(self, outcome: int | None = None, kind: int | None = None) -> int:
         rows = self.records if kind is None else [self.records[kind]]

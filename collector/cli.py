@@ -88,13 +88,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from collector.sources.simulator import Simulator
 
     simulator = Simulator(_spec(args))
-    out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
-    try:
-        for line in simulator.records():
-            out.write(line)
-    finally:
-        if out is not sys.stdout.buffer:
-            out.close()
+    if args.kafka:
+        from collector.sources.kafka_producer import produce
+
+        produce(simulator.records(), args.kafka, args.topic or "ubi", args.security_config,
+                _settings(args))
+    else:
+        out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
+        try:
+            for line in simulator.records():
+                out.write(line)
+        finally:
+            if out is not sys.stdout.buffer:
+                out.close()
     if args.strata_out:
         with open(args.strata_out, "w", encoding="utf-8") as handle:
             handle.write(simulator.strata_csv())
@@ -104,6 +110,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             handle.write(truth)
     else:
         (sys.stderr if args.out == "-" else sys.stdout).write(truth)
+    return EXIT_OK
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from collector.sources.kafka_run import run_collector
+
+    config = _settings(args, **{
+        "kafka.bootstrap_servers": args.bootstrap_servers,
+        "kafka.topics": ",".join(args.topic) if args.topic else None,
+        "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
+        "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout})
+    run_collector(config)
     return EXIT_OK
 
 
@@ -130,7 +148,7 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     config = _settings(args)
     width = max(len(key) for key in config)
     for key in config:
-        print(f"{key:<{width}}  {json.dumps(config[key]):<24} ({config.sources[key]})")
+        print(f"{key:<{width}}  {json.dumps(config.printable(key)):<24} ({config.sources[key]})")
     print("configuration ok", file=sys.stderr)
     return EXIT_OK
 
@@ -196,7 +214,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truth", metavar="FILE", help="write the ground truth here instead")
     p.add_argument("--strata-out", metavar="CSV",
                    help="write the simulated vocabulary's query,stratum file")
+    p.add_argument("--kafka", metavar="BOOTSTRAP",
+                   help="produce to Kafka instead, keyed by client_id")
+    p.add_argument("--topic", help="topic to produce to (default ubi)")
+    p.add_argument("--security-config", action="store_true",
+                   help="take the kafka.security_* / sasl / ssl settings from the config")
+    _common(p)
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("collect", help="consume UBI records from Kafka as a consumer group",
+                       description="Consume UBI records from Kafka (one engine per partition), "
+                                   "checkpoint counters and offsets, serve /metrics. SIGTERM "
+                                   "finishes the batch, checkpoints and leaves the group.")
+    p.add_argument("--bootstrap-servers", help="kafka.bootstrap_servers")
+    p.add_argument("--topic", action="append", help="kafka.topics (repeatable)")
+    p.add_argument("--group-id", help="kafka.group_id")
+    p.add_argument("--instance-id", help="kafka.instance_id (default: host name)")
+    p.add_argument("--metrics-port", type=int, help="http.port (default 9464)")
+    p.add_argument("--idle-timeout", type=float, help="kafka.idle_timeout_s (default 60)")
+    _common(p)
+    p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("demo", help="simulated traffic → engine → /metrics, live view",
                        description="The embedded default: no Kafka, no Prometheus. Simulates "
@@ -223,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.root.level))
     try:
         return args.func(args)
     except (ConfigError, StrataError) as exc:

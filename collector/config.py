@@ -28,6 +28,7 @@ class Setting:
     default: Any
     help: str
     check: Callable[[Any], str | None] | None = None
+    secret: bool = False
 
     @property
     def env(self) -> str:
@@ -98,6 +99,34 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("pii.patterns", list, [],
             "Extra regexes of personal data, scrubbed from exposed and exported query text.",
             None),
+    Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.", None),
+    Setting("kafka.topics", list, ["ubi"], "Topics of UBI query and event records.", None),
+    Setting("kafka.group_id", str, "searchpulse", "Consumer group of the collectors.", None),
+    Setting("kafka.instance_id", str, "", "This collector's stable identity (its checkpoint "
+            "key); default: the host name.", None),
+    Setting("kafka.dead_letter_topic", str, "searchpulse-dead-letters",
+            "Unusable records go here, original bytes, reason in a header.", None),
+    Setting("kafka.checkpoint_topic", str, "searchpulse-checkpoints",
+            "Compacted topic of per-instance counter snapshots.", None),
+    Setting("kafka.commit_interval_s", float, 1.0,
+            "Seconds between checkpoints; also how stale /metrics may be.", _positive),
+    Setting("kafka.idle_timeout_s", float, 60.0,
+            "Wall seconds after which an idle partition's watermark follows the clock.",
+            _positive),
+    Setting("kafka.session_timeout_s", float, 45.0,
+            "A member silent this long loses its partitions (a restart under the same "
+            "instance id takes them back at once: static membership).", _positive),
+    Setting("kafka.max_record_bytes", int, 1_048_576,
+            "Larger records are dead-lettered as `oversized`.", _positive),
+    Setting("kafka.security_protocol", str, "PLAINTEXT",
+            "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.", None),
+    Setting("kafka.sasl_mechanism", str, "", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 …", None),
+    Setting("kafka.sasl_username", str, "", "SASL user name.", None),
+    Setting("kafka.sasl_password", str, "", "SASL password (never logged or printed).", None,
+            secret=True),
+    Setting("kafka.ssl_cafile", str, "", "CA bundle for SSL.", None),
+    Setting("kafka.ssl_certfile", str, "", "Client certificate for SSL.", None),
+    Setting("kafka.ssl_keyfile", str, "", "Client key for SSL.", None),
     Setting("http.host", str, "0.0.0.0", "Address the /metrics server binds.", None),
     Setting("http.port", int, 9464, "Port of /metrics, /healthz and /readyz (0: any free port).",
             _port),
@@ -115,6 +144,10 @@ class Config(Mapping[str, Any]):
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
+
+    def printable(self, key: str) -> Any:
+        """The value, or ``***`` for a secret that is set."""
+        return "***" if _BY_KEY[key].secret and self._values[key] else self._values[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)

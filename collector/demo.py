@@ -69,7 +69,7 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
              host: str, port: int, out: TextIO = sys.stderr) -> Engine:
     engine = Engine(config, max_future_s=inf)  # accelerated event time runs ahead of the clock
     registry = CollectorRegistry()
-    registry.register(SearchpulseCollector(engine))
+    registry.register(SearchpulseCollector(engine.view))
     server = MetricsServer(registry, host, port).start()
     view = LiveView(out)
     started = time.monotonic()

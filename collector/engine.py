@@ -17,9 +17,10 @@ from collector.deadletter import DeadLetterSink, DiscardWithCount
 from collector.events import MISSING_QUERY_ID, NOT_QUERY_OR_EVENT, Rejected, decode, event_time
 from collector.ordering import EventTimeBuffer
 from collector.pii import PiiScrubber
-from collector.quality import SeriesTable
+from collector.quality import SeriesTable, reset_series
 from collector.sessions import ACTIONS, Sessionizer
 from collector.strata import StrataClassifier, load_strata_csv, load_titles
+from collector.view import View
 from collector.zero_result_queries import TopZeroResultQueries
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
@@ -127,6 +128,34 @@ class Engine:
         """End of input: apply every buffered record and decide every pending outcome."""
         self.advance_watermark(inf)
         self.closed = True
+
+    def reset_counts(self) -> None:
+        """Forget what was counted, keep every open session: after a replay that rebuilt state
+        from records already counted elsewhere (see docs/delivery.md)."""
+        for series in self.table.series:
+            reset_series(series)
+        self.stats.reset()
+        self.table.application.folded = self.table.variant.folded = 0
+
+    def view(self) -> View:
+        """The live counts and state gauges, for exposition (no copy)."""
+        buffer, sessions = self.buffer, self.sessions
+        newest = max(buffer.newest, 0.0)
+        return View(
+            series=list(self.table.series),
+            stats=self.stats,
+            folded={c.name: c.folded for c in (self.table.application, self.table.variant)},
+            gauges={
+                "last_event_timestamp_seconds": newest,
+                "watermark_timestamp_seconds": newest if self.closed
+                else max(buffer.watermark, 0.0),
+                "open_sessions": len(sessions.sessions),
+                "pending_searches": sessions.pending,
+                "tracked_searches": len(sessions.searches),
+                "buffered_records": len(buffer),
+            },
+            top_queries=sessions.zero_result_queries.top(newest),
+        )
 
     def _release(self) -> None:
         """Apply, in order, every buffered record older than the watermark."""

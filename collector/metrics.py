@@ -8,7 +8,7 @@ scrapes run in the HTTP thread while the engine thread counts.
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -22,6 +22,7 @@ from collector import __version__
 from collector import accounting as acc
 from collector.outcomes import REFORMULATION_KINDS
 from collector.quality import Buckets, QualitySeries
+from collector.view import View
 
 QUALITY_LABELS = ("application", "stratum", "variant")
 
@@ -56,109 +57,101 @@ QUALITY_HISTOGRAMS = (
 )
 
 
-class SearchpulseCollector(Collector):
-    """Yields every searchpulse metric family from the engine's state at scrape time."""
+GAUGE_HELP = {
+    "last_event_timestamp_seconds": "Newest event time seen (Unix seconds); 0 before the first.",
+    "watermark_timestamp_seconds": "Event time up to which outcomes are decided (Unix seconds).",
+    "open_sessions": "Sessions with at least one search still attributable.",
+    "pending_searches": "Searches whose abandonment / zero-result exit is not decided yet.",
+    "tracked_searches": "Searches and result pages still attributable (in memory).",
+    "buffered_records": "Records waiting in the event-time ordering buffer.",
+}
 
-    def __init__(self, engine) -> None:
-        self.engine = engine
+
+class SearchpulseCollector(Collector):
+    """Yields every searchpulse metric family from a ``View`` taken at scrape time."""
+
+    def __init__(self, view: Callable[[], View]) -> None:
+        self.view = view
 
     def collect(self) -> Iterator[Metric]:
-        yield from self._quality()
-        yield from self._pipeline()
-        yield from self._state()
+        view = self.view()
+        yield from _quality(view.series)
+        yield from _pipeline(view)
+        yield from _state(view)
 
-    def _quality(self) -> Iterator[Metric]:
-        series: list[QualitySeries] = list(self.engine.table.series)
-        for name, attribute, help_text in QUALITY_COUNTERS:
-            family = CounterMetricFamily(name, help_text, labels=QUALITY_LABELS)
-            for s in series:
-                family.add_metric((s.application, s.stratum, s.variant), getattr(s, attribute))
-            yield family
-        family = CounterMetricFamily(
-            "searchpulse_reformulated_searches",
-            "Searches reformulated by the next search of their session, by kind.",
-            labels=(*QUALITY_LABELS, "kind"))
+
+def _quality(series: list[QualitySeries]) -> Iterator[Metric]:
+    for name, attribute, help_text in QUALITY_COUNTERS:
+        family = CounterMetricFamily(name, help_text, labels=QUALITY_LABELS)
         for s in series:
-            counts = s.reformulated
-            for kind in REFORMULATION_KINDS:
-                family.add_metric((s.application, s.stratum, s.variant, kind), counts[kind])
+            family.add_metric((s.application, s.stratum, s.variant), getattr(s, attribute))
         yield family
-        for name, attribute, help_text in QUALITY_HISTOGRAMS:
-            family = HistogramMetricFamily(name, help_text, labels=QUALITY_LABELS)
-            for s in series:
-                buckets = getattr(s, attribute)
-                if buckets.count:  # a never-observed histogram adds 15 samples and no data
-                    family.add_metric((s.application, s.stratum, s.variant),
-                                      *_cumulative(buckets))
-            yield family
-
-    def _pipeline(self) -> Iterator[Metric]:
-        stats = self.engine.stats
-        family = CounterMetricFamily(
-            "searchpulse_records", "Records read, by kind and by what became of them.",
-            labels=("kind", "outcome"))
-        for k, kind in enumerate(acc.KINDS):
-            for o, outcome in enumerate(acc.OUTCOMES):
-                family.add_metric((kind, outcome), stats.records[k][o])
-        yield family
-        for name, counts, label, help_text in (
-            ("searchpulse_invalid_records", stats.invalid, "reason",
-             "Records rejected as invalid, by reason."),
-            ("searchpulse_ignored_records", stats.ignored, "reason",
-             "Valid records searchpulse does not use, by reason."),
-            ("searchpulse_data_quality_issues", stats.data_quality, "issue",
-             "Records used despite a data-quality issue, by issue."),
-            ("searchpulse_dead_lettered_records", stats.dead_lettered, "reason",
-             "Records written to the dead-letter destination, by reason."),
-        ):
-            family = CounterMetricFamily(name, help_text, labels=(label,))
-            for key, value in sorted(dict(counts).items()):
-                family.add_metric((key,), value)
-            yield family
-        table = self.engine.table
-        family = CounterMetricFamily(
-            "searchpulse_label_values_folded",
-            "Searches whose label value was folded into `other` by the cardinality cap.",
-            labels=("label",))
-        for capped in (table.application, table.variant):
-            family.add_metric((capped.name,), capped.folded)
+    family = CounterMetricFamily(
+        "searchpulse_reformulated_searches",
+        "Searches reformulated by the next search of their session, by kind.",
+        labels=(*QUALITY_LABELS, "kind"))
+    for s in series:
+        counts = s.reformulated
+        for kind in REFORMULATION_KINDS:
+            family.add_metric((s.application, s.stratum, s.variant, kind), counts[kind])
+    yield family
+    for name, attribute, help_text in QUALITY_HISTOGRAMS:
+        family = HistogramMetricFamily(name, help_text, labels=QUALITY_LABELS)
+        for s in series:
+            buckets = getattr(s, attribute)
+            if buckets.count:  # a never-observed histogram adds 15 samples and no data
+                family.add_metric((s.application, s.stratum, s.variant), *_cumulative(buckets))
         yield family
 
-    def _state(self) -> Iterator[Metric]:
-        engine = self.engine
-        buffer = engine.buffer
-        newest = buffer.newest if buffer.newest > 0 else 0.0
-        watermark = buffer.watermark if buffer.watermark > 0 else 0.0
-        if engine.closed:
-            watermark = newest
-        for name, value, help_text in (
-            ("searchpulse_last_event_timestamp_seconds", newest,
-             "Newest event time seen (Unix seconds); 0 before the first record."),
-            ("searchpulse_watermark_timestamp_seconds", watermark,
-             "Event time up to which outcomes are decided (Unix seconds)."),
-            ("searchpulse_open_sessions", len(engine.sessions.sessions),
-             "Sessions with at least one search still attributable."),
-            ("searchpulse_pending_searches", engine.sessions.pending,
-             "Searches whose abandonment / zero-result exit is not decided yet."),
-            ("searchpulse_tracked_searches", len(engine.sessions.searches),
-             "Searches and result pages still attributable (in memory)."),
-            ("searchpulse_buffered_records", len(buffer),
-             "Records waiting in the event-time ordering buffer."),
-        ):
-            yield GaugeMetricFamily(name, help_text, value=value)
-        top = GaugeMetricFamily(
-            "searchpulse_top_zero_result_queries",
-            "Zero-result searches of the most frequent zero-result queries per application over "
-            "the top_queries window (query text scrubbed of personal data, length-capped).",
-            labels=("application", "query"))
-        for application, queries in engine.sessions.zero_result_queries.top(newest).items():
-            for query, count in queries:
-                top.add_metric((application, query), count)
-        yield top
-        info = GaugeMetricFamily("searchpulse_build_info", "searchpulse build information.",
-                                 labels=("version", "python"))
-        info.add_metric((__version__, platform.python_version()), 1)
-        yield info
+
+def _pipeline(view: View) -> Iterator[Metric]:
+    stats = view.stats
+    family = CounterMetricFamily(
+        "searchpulse_records", "Records read, by kind and by what became of them.",
+        labels=("kind", "outcome"))
+    for k, kind in enumerate(acc.KINDS):
+        for o, outcome in enumerate(acc.OUTCOMES):
+            family.add_metric((kind, outcome), stats.records[k][o])
+    yield family
+    for name, counts, label, help_text in (
+        ("searchpulse_invalid_records", stats.invalid, "reason",
+         "Records rejected as invalid, by reason."),
+        ("searchpulse_ignored_records", stats.ignored, "reason",
+         "Valid records searchpulse does not use, by reason."),
+        ("searchpulse_data_quality_issues", stats.data_quality, "issue",
+         "Records used despite a data-quality issue, by issue."),
+        ("searchpulse_dead_lettered_records", stats.dead_lettered, "reason",
+         "Records written to the dead-letter destination, by reason."),
+    ):
+        family = CounterMetricFamily(name, help_text, labels=(label,))
+        for key, value in sorted(dict(counts).items()):
+            family.add_metric((key,), value)
+        yield family
+    family = CounterMetricFamily(
+        "searchpulse_label_values_folded",
+        "Searches whose label value was folded into `other` by the cardinality cap.",
+        labels=("label",))
+    for label in ("application", "variant"):
+        family.add_metric((label,), view.folded.get(label, 0))
+    yield family
+
+
+def _state(view: View) -> Iterator[Metric]:
+    for name, help_text in GAUGE_HELP.items():
+        yield GaugeMetricFamily(f"searchpulse_{name}", help_text, value=view.gauges.get(name, 0))
+    top = GaugeMetricFamily(
+        "searchpulse_top_zero_result_queries",
+        "Zero-result searches of the most frequent zero-result queries per application over "
+        "the top_queries window (query text scrubbed of personal data, length-capped).",
+        labels=("application", "query"))
+    for application, queries in view.top_queries.items():
+        for query, count in queries:
+            top.add_metric((application, query), count)
+    yield top
+    info = GaugeMetricFamily("searchpulse_build_info", "searchpulse build information.",
+                             labels=("version", "python"))
+    info.add_metric((__version__, platform.python_version()), 1)
+    yield info
 
 
 def _cumulative(buckets: Buckets) -> tuple[list[tuple[str, float]], float]:

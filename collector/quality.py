@@ -7,6 +7,8 @@ The hot path increments slot attributes (~40 ns) instead of calling ``Counter.la
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
+from typing import Any
 
 from collector.labels import CappedLabel
 from collector.outcomes import REFORMULATION_KINDS
@@ -72,6 +74,64 @@ class QualitySeries:
         self.time_to_first_click = Buckets(TIME_TO_FIRST_CLICK_BUCKETS)
         self.first_click_position = Buckets(FIRST_CLICK_POSITION_BUCKETS)
         self.latency = Buckets(latency_bounds)
+
+
+_COUNTS = ("searches", "zero_result", "unknown_result_count", "clicked", "clicks", "converted",
+           "conversions", "abandoned", "zero_result_exits", "reciprocal_rank_sum")
+_HISTOGRAMS = ("time_to_first_click", "first_click_position", "latency")
+
+
+def merge_series(series: Iterable[QualitySeries]) -> list[QualitySeries]:
+    """Sum series with the same labels into new objects (the inputs are not changed)."""
+    merged: dict[tuple[str, str, str], QualitySeries] = {}
+    for s in list(series):
+        key = (s.application, s.stratum, s.variant)
+        total = merged.get(key)
+        if total is None:
+            total = merged[key] = QualitySeries(*key, s.latency.bounds)
+        for name in _COUNTS:
+            setattr(total, name, getattr(total, name) + getattr(s, name))
+        for kind, value in s.reformulated.items():
+            total.reformulated[kind] += value
+        for name in _HISTOGRAMS:
+            mine, theirs = getattr(total, name), getattr(s, name)
+            mine.counts = [a + b for a, b in zip(mine.counts, theirs.counts, strict=True)]
+            mine.sum += theirs.sum
+    return list(merged.values())
+
+
+def series_to_dict(s: QualitySeries) -> dict[str, Any]:
+    data: dict[str, Any] = {"labels": [s.application, s.stratum, s.variant],
+                            "reformulated": dict(s.reformulated)}
+    data.update((name, getattr(s, name)) for name in _COUNTS)
+    data.update((name, {"bounds": list(getattr(s, name).bounds), "counts": getattr(s, name).counts,
+                        "sum": getattr(s, name).sum}) for name in _HISTOGRAMS)
+    return data
+
+
+def series_from_dict(data: dict[str, Any]) -> QualitySeries:
+    s = QualitySeries(*data["labels"], tuple(data["latency"]["bounds"]))
+    for name in _COUNTS:
+        setattr(s, name, data[name])
+    s.reformulated.update(data["reformulated"])
+    for name in _HISTOGRAMS:
+        buckets = getattr(s, name)
+        buckets.counts = list(data[name]["counts"])
+        buckets.sum = data[name]["sum"]
+    return s
+
+
+def reset_series(s: QualitySeries) -> None:
+    """Zero every count in place (the series objects stay referenced by open searches)."""
+    for name in _COUNTS:
+        setattr(s, name, 0)
+    s.reciprocal_rank_sum = 0.0
+    for kind in s.reformulated:
+        s.reformulated[kind] = 0
+    for name in _HISTOGRAMS:
+        buckets = getattr(s, name)
+        buckets.counts = [0] * len(buckets.counts)
+        buckets.sum = 0.0
 
 
 class SeriesTable:

@@ -42,7 +42,7 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
 def exposition(engine: Engine) -> bytes:
     """The engine's metrics in the Prometheus text format, as a scrape would see them."""
     registry = CollectorRegistry()
-    registry.register(SearchpulseCollector(engine))
+    registry.register(SearchpulseCollector(engine.view))
     return generate_latest(registry)
 
 

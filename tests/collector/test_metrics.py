@@ -16,7 +16,7 @@ from collector.metrics import SearchpulseCollector
 
 def scrape_registry(engine) -> CollectorRegistry:
     registry = CollectorRegistry()
-    registry.register(SearchpulseCollector(engine))
+    registry.register(SearchpulseCollector(engine.view))
     return registry
 
 

@@ -1,0 +1,64 @@
+"""Process wiring of `searchpulse collect`: HTTP first, then connect with backoff, run, stop."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+from kafka.errors import KafkaError
+from prometheus_client import CollectorRegistry
+
+from collector.config import Config
+from collector.http import MetricsServer
+from collector.metrics import SearchpulseCollector
+from collector.sources.kafka import KafkaCollector, KafkaHealthCollector
+from collector.view import View
+
+log = logging.getLogger(__name__)
+
+
+class _Holder:
+    """The collector, once connected; /metrics and /readyz work before that."""
+
+    source: KafkaCollector | None = None
+
+    def view(self) -> View:
+        from collector.accounting import PipelineStats
+
+        if self.source is None:
+            return View(series=[], stats=PipelineStats(), folded={})
+        return self.source.exposed
+
+    def ready(self) -> tuple[bool, str]:
+        return self.source.ready() if self.source else (False, "connecting to Kafka")
+
+
+def run_collector(config: Config) -> None:
+    holder = _Holder()
+    stop = threading.Event()
+    registry = CollectorRegistry()
+    registry.register(SearchpulseCollector(holder.view))
+    server = MetricsServer(registry, config["http.host"], config["http.port"],
+                           holder.ready).start()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    delay = 1.0
+    while not stop.is_set() and holder.source is None:
+        try:
+            holder.source = KafkaCollector(config)
+        except (KafkaError, OSError) as error:
+            log.warning("Kafka unavailable at start (%s); retrying in %.0f s", error, delay)
+            stop.wait(delay)
+            delay = min(delay * 2, 30.0)
+    if holder.source is None:
+        server.stop()
+        return
+    log.info("collecting %s as %s in group %s", ",".join(holder.source.topics),
+             holder.source.instance, config["kafka.group_id"])
+    registry.register(KafkaHealthCollector(holder.source))
+    holder.source.stop_event = stop
+    try:
+        holder.source.run()
+    finally:
+        server.stop()

@@ -1,0 +1,76 @@
+"""A read-only view of an engine's counts and state: what /metrics exposes.
+
+One engine exposes its live objects (no copy). Several engines (one per Kafka partition) are
+merged into a new view whose numbers are sums, so exposition never needs to know the source.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from collector.accounting import PipelineStats
+from collector.quality import QualitySeries, merge_series, series_from_dict, series_to_dict
+
+GAUGES = ("last_event_timestamp_seconds", "watermark_timestamp_seconds", "open_sessions",
+          "pending_searches", "tracked_searches", "buffered_records")
+
+
+@dataclass
+class View:
+    series: list[QualitySeries]
+    stats: PipelineStats
+    folded: dict[str, int]  # label name → searches folded into `other`
+    gauges: dict[str, float] = field(default_factory=dict)
+    top_queries: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+
+
+def merge_views(views: Iterable[View], k: int = 10) -> View:
+    """Sum counts; add state gauges except the timestamps, which take the newest / oldest."""
+    views = list(views)
+    gauges: dict[str, float] = {}
+    for name in GAUGES:
+        values = [v.gauges.get(name, 0.0) for v in views]
+        if name == "last_event_timestamp_seconds":
+            gauges[name] = max(values, default=0.0)
+        elif name == "watermark_timestamp_seconds":
+            gauges[name] = min((x for x in values if x > 0), default=0.0)
+        else:
+            gauges[name] = sum(values)
+    folded: Counter[str] = Counter()
+    top: dict[str, Counter[str]] = {}
+    for view in views:
+        folded.update(view.folded)
+        for application, queries in view.top_queries.items():
+            top.setdefault(application, Counter()).update(dict(queries))
+    return View(
+        series=merge_series(s for v in views for s in v.series),
+        stats=PipelineStats.merge(v.stats for v in views),
+        folded=dict(folded),
+        gauges=gauges,
+        top_queries={app: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+                     for app, c in top.items()},
+    )
+
+
+def view_to_dict(view: View) -> dict[str, Any]:
+    """JSON-able counts of a view (the checkpoint of a collector's exposed counters)."""
+    return {
+        "series": [series_to_dict(s) for s in view.series],
+        "records": view.stats.records,
+        "invalid": dict(view.stats.invalid), "ignored": dict(view.stats.ignored),
+        "data_quality": dict(view.stats.data_quality),
+        "dead_lettered": dict(view.stats.dead_lettered),
+        "folded": view.folded,
+    }
+
+
+def view_from_dict(data: dict[str, Any]) -> View:
+    stats = PipelineStats()
+    stats.records = [list(row) for row in data["records"]]
+    for name in ("invalid", "ignored", "data_quality", "dead_lettered"):
+        getattr(stats, name).update(data[name])
+    return View(series=[series_from_dict(s) for s in data["series"]], stats=stats,
+                folded=dict(data["folded"]))

@@ -1,0 +1,240 @@
+"""`searchpulse collect` against a real Apache Kafka broker: ground truth, dead letters, SIGKILL
+and restart, a second group member dying, a broker restart. Counters are read from /metrics
+as Prometheus would scrape them."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+from prometheus_client.parser import text_string_to_metric_families
+
+from collector.config import load_config
+from collector.sources.kafka import read_checkpoints
+from collector.sources.kafka_producer import record_key
+from collector.sources.simulator import SimulationSpec, Simulator
+from collector.view import view_from_dict
+from testbed.kafka import KafkaBroker
+from testbed.process import Service, free_port
+
+pytestmark = pytest.mark.integration
+COUNTERS = {  # replay summary key → metric
+    "searches": "searchpulse_searches_total",
+    "zero_result_searches": "searchpulse_zero_result_searches_total",
+    "clicked_searches": "searchpulse_clicked_searches_total",
+    "clicks": "searchpulse_clicks_total",
+    "converted_searches": "searchpulse_converted_searches_total",
+    "reformulated_searches": "searchpulse_reformulated_searches_total",
+    "abandoned_searches": "searchpulse_abandoned_searches_total",
+    "zero_result_exits": "searchpulse_zero_result_exits_total",
+}
+
+
+def truth_counts(truth: dict) -> dict[tuple[str, str], float]:
+    return {(app, key): totals[key] for app, totals in truth["by_application"].items()
+            for key in COUNTERS}
+
+
+def counts_from_text(text: str) -> dict[tuple[str, str], float]:
+    wanted = {metric: key for key, metric in COUNTERS.items()}
+    counts: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            key = wanted.get(sample.name)
+            if key:
+                slot = (sample.labels["application"], key)
+                counts[slot] = counts.get(slot, 0) + sample.value
+    return counts
+
+
+def counts_from_view(view) -> dict[tuple[str, str], float]:
+    counts: dict[tuple[str, str], float] = {}
+    for s in view.series:
+        for key, value in (("searches", s.searches), ("zero_result_searches", s.zero_result),
+                           ("clicked_searches", s.clicked), ("clicks", s.clicks),
+                           ("converted_searches", s.converted),
+                           ("reformulated_searches", sum(s.reformulated.values())),
+                           ("abandoned_searches", s.abandoned),
+                           ("zero_result_exits", s.zero_result_exits)):
+            counts[(s.application, key)] = counts.get((s.application, key), 0) + value
+    return counts
+
+
+def add(*many: dict) -> dict:
+    total: dict = {}
+    for counts in many:
+        for key, value in counts.items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+class Run:
+    """A topic loaded with simulated traffic, its ground truth and collectors to run on it."""
+
+    def __init__(self, bootstrap: str, workdir: Path, sessions: int, partitions: int = 4,
+                 invalid: list[bytes] = (), seed: int = 11) -> None:
+        self.bootstrap = bootstrap
+        self.workdir = workdir
+        self.topic = f"ubi-{uuid.uuid4().hex[:8]}"
+        self.group = f"g-{self.topic}"
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        admin.create_topics([NewTopic(self.topic, partitions, 1)])
+        admin.close()
+        simulator = Simulator(SimulationSpec(seed=seed, sessions=sessions))
+        self.strata = workdir / "strata.csv"
+        self.strata.write_text(simulator.strata_csv())
+        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, acks="all")
+        records = list(simulator.records())
+        for i, raw in enumerate(records):
+            producer.send(self.topic, key=record_key(raw), value=raw.rstrip(b"\n"))
+            if invalid and i % (len(records) // len(invalid)) == 0 and i // (
+                    len(records) // len(invalid)) < len(invalid):
+                producer.send(self.topic, key=b"junk", value=invalid[i // (
+                    len(records) // len(invalid))])
+        producer.flush()
+        producer.close()
+        self.truth = simulator.truth.summary()
+        self.records = len(records) + len(invalid)
+
+    def collector(self, instance: str) -> tuple[Service, str]:
+        port = free_port()
+        service = Service(f"collector-{instance}", [
+            sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers",
+            self.bootstrap, "--topic", self.topic, "--group-id", self.group,
+            "--instance-id", f"{self.topic}-{instance}", "--metrics-port", str(port),
+            "--idle-timeout", "3", "--set", f"strata.file={self.strata}",
+            "--set", "kafka.session_timeout_s=10",
+            "--set", f"kafka.checkpoint_topic=cp-{self.topic}",
+            "--set", f"kafka.dead_letter_topic=dlq-{self.topic}",
+        ], self.workdir, f"http://127.0.0.1:{port}/healthz")
+        return service, f"http://127.0.0.1:{port}/metrics"
+
+    def config(self):
+        return load_config(environ={}, overrides={
+            "kafka.bootstrap_servers": self.bootstrap,
+            "kafka.checkpoint_topic": f"cp-{self.topic}"})
+
+
+def scrape(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read().decode()
+
+
+def wait_for_truth(url: str, expected: dict, timeout: float = 90.0,
+                   history: list | None = None) -> dict:
+    deadline = time.monotonic() + timeout
+    got: dict = {}
+    while time.monotonic() < deadline:
+        got = counts_from_text(scrape(url))
+        if history is not None:
+            history.append(got)
+        if got == expected:
+            return got
+        time.sleep(0.3)
+    raise AssertionError(f"counters never reached the ground truth; last differences: "
+                         f"{ {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v} }")
+
+
+def assert_monotonic(history: list[dict]) -> None:
+    """What Prometheus' increase() needs: no counter ever goes down, across restarts too.
+    (A restarting collector exposes no quality series until it restored its checkpoint: an
+    absent series is not a reset.)"""
+    last: dict = {}
+    for scrape_counts in history:
+        for key, value in scrape_counts.items():
+            assert value >= last.get(key, 0), (key, last.get(key), value)
+            last[key] = value
+
+
+def test_collect_equals_ground_truth_and_dead_letters_malformed_records(kafka, tmp_path):
+    junk = [b"{not json", b'["array"]', b'{"user_query": "no id", "timestamp": 1767600000000}',
+            b"\xff\xfe binary"] * 250  # 1,000 malformed records
+    run = Run(kafka[0], tmp_path, sessions=1500, invalid=junk)
+    collector, url = run.collector("a")
+    collector.start()
+    try:
+        wait_for_truth(url, truth_counts(run.truth))
+        text = scrape(url)
+    finally:
+        collector.stop()
+    invalid = {s.labels["reason"]: s.value for f in text_string_to_metric_families(text)
+               for s in f.samples if s.name == "searchpulse_invalid_records_total"}
+    assert invalid == {"malformed_json": 500, "not_an_object": 250, "missing_query_id": 250}
+    consumer = KafkaConsumer(f"dlq-{run.topic}", bootstrap_servers=run.bootstrap,
+                             auto_offset_reset="earliest", consumer_timeout_ms=5000)
+    letters = [m for m in consumer if dict(m.headers)["searchpulse.reason"] != b"orphan"]
+    consumer.close()
+    assert len(letters) == 1000
+    assert sorted(m.value for m in letters) == sorted(junk)
+    assert {dict(m.headers)["searchpulse.reason"] for m in letters} == {
+        b"malformed_json", b"not_an_object", b"missing_query_id"}
+
+
+def test_sigkill_three_times_neither_loses_nor_double_counts(kafka, tmp_path):
+    run = Run(kafka[0], tmp_path, sessions=40_000, seed=12)
+    collector, url = run.collector("a")
+    history: list[dict] = []
+    rng = random.Random(7)
+    for _ in range(3):
+        collector.start()
+        deadline = time.monotonic() + rng.uniform(1.5, 4.0)
+        while time.monotonic() < deadline:
+            history.append(counts_from_text(scrape(url)))
+            time.sleep(0.1)
+        collector.process.kill()  # SIGKILL: no checkpoint, no goodbye
+        collector.process.wait()
+    collector.start()
+    try:
+        wait_for_truth(url, truth_counts(run.truth), history=history)
+    finally:
+        collector.stop()
+    assert_monotonic(history)
+
+
+def test_a_group_member_dies_and_the_other_takes_over(kafka, tmp_path):
+    run = Run(kafka[0], tmp_path, sessions=30_000, seed=13)
+    first, first_url = run.collector("a")
+    second, second_url = run.collector("b")
+    first.start()
+    second.start()
+    try:
+        time.sleep(2.5)
+        first.process.kill()
+        first.process.wait()
+        expected = truth_counts(run.truth)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            dead = read_checkpoints(run.config()).get(f"{run.topic}-a")
+            dead_counts = counts_from_view(view_from_dict(dead["counts"])) if dead else {}
+            total = add(dead_counts, counts_from_text(scrape(second_url)))
+            if {k: total.get(k, 0) for k in expected} == expected:
+                break
+            time.sleep(0.5)
+        assert {k: total.get(k, 0) for k in expected} == expected
+    finally:
+        second.stop()
+
+
+def test_broker_restart_is_survived_without_restarting_the_collector(tmp_path):
+    broker = KafkaBroker(tmp_path / "broker").start()  # its own broker: this test stops it
+    run = Run(broker.bootstrap, tmp_path, sessions=30_000, seed=14)
+    collector, url = run.collector("a")
+    collector.start()
+    try:
+        time.sleep(1.5)
+        broker.stop()
+        time.sleep(3)
+        assert collector.process.poll() is None
+        broker.start()
+        wait_for_truth(url, truth_counts(run.truth), timeout=150)
+    finally:
+        collector.stop()
+        broker.stop()
