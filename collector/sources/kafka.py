@@ -246,8 +246,8 @@ class KafkaCollector(ConsumerRebalanceListener):
                                value=json.dumps(record).encode()).get(timeout=10)
             self.sequence += 1
             self.checkpoint_partitions = record["partitions"]
-            if offsets:
-                self.consumer.commit(offsets)
+            if offsets:  # bounded: during a broker outage the loop must go on polling
+                self.consumer.commit(offsets, timeout_ms=5000)
         except KafkaError as error:
             self.health["commit_failures"] += 1
             log.warning("checkpoint failed, will retry: %s", error)
@@ -348,15 +348,30 @@ class KafkaCollector(ConsumerRebalanceListener):
                 part.feed(batch, max_bytes)
                 self.consumed[tp.topic] += len(records)
             now = time.monotonic()
-            for part in self.parts.values():
-                if now - part.last_record > idle and not part.replaying:
-                    part.engine.advance_watermark(time.time() - part.engine.buffer.lateness)
             if now >= next_checkpoint:
+                self._advance_idle(now, idle)
                 self.checkpoint()
                 next_checkpoint = now + interval
         self.checkpoint()
         self.consumer.close()  # leaves the group (revoke callback checkpoints once more)
         self.producer.close(timeout=10)
+
+    def _advance_idle(self, now: float, idle: float) -> None:
+        """A partition silent for `idle` seconds *and* confirmed at its end offset by the broker
+        follows the clock, so a quiet night's last searches get their outcome. A broker outage
+        is not silence: without the confirmation nothing advances."""
+        quiet = [tp for tp, part in self.parts.items()
+                 if now - part.last_record > idle and not part.replaying]
+        if not quiet:
+            return
+        try:
+            ends = self.consumer.end_offsets(quiet, timeout_ms=2000)
+        except KafkaError:
+            return
+        for tp in quiet:
+            part = self.parts.get(tp)
+            if part is not None and ends.get(tp) == part.next_offset:
+                part.engine.advance_watermark(time.time() - part.engine.buffer.lateness)
 
     def _set_connected(self, connected: bool, error: Exception | None = None) -> None:
         if connected != self.connected:

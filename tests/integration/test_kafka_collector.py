@@ -4,7 +4,6 @@ as Prometheus would scrape them."""
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 import time
@@ -139,8 +138,11 @@ def wait_for_truth(url: str, expected: dict, timeout: float = 90.0,
         if got == expected:
             return got
         time.sleep(0.3)
-    raise AssertionError(f"counters never reached the ground truth; last differences: "
-                         f"{ {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v} }")
+    differences = {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v}
+    health = [line for line in scrape(url).splitlines()
+              if line.startswith(("searchpulse_kafka", "searchpulse_records_total"))]
+    raise AssertionError(f"counters never reached the ground truth (got, want): {differences}"
+                         f"\ncollector health:\n" + "\n".join(health))
 
 
 def assert_monotonic(history: list[dict]) -> None:
