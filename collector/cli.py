@@ -91,8 +91,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.kafka:
         from collector.sources.kafka_producer import produce
 
-        produce(simulator.records(), args.kafka, args.topic or "ubi", args.security_config,
-                _settings(args))
+        if args.pace:
+            simulator.spec.start = time.time()
+        records = simulator.paced(args.pace) if args.pace else simulator.records()
+        produce(records, args.kafka, args.topic or "ubi", args.security_config, _settings(args))
     else:
         out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
         try:
@@ -217,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kafka", metavar="BOOTSTRAP",
                    help="produce to Kafka instead, keyed by client_id")
     p.add_argument("--topic", help="topic to produce to (default ubi)")
+    p.add_argument("--pace", type=float, metavar="SPEED",
+                   help="produce in real time from now, event time SPEED × the clock")
     p.add_argument("--security-config", action="store_true",
                    help="take the kafka.security_* / sasl / ssl settings from the config")
     _common(p)

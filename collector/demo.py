@@ -73,19 +73,11 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     server = MetricsServer(registry, host, port).start()
     view = LiveView(out)
     started = time.monotonic()
-    t0 = spec.start
     try:
-        for count, (ts, raw) in enumerate(Simulator(spec).timed_records()):
+        for count, raw in enumerate(Simulator(spec).paced(speed, duration_s)):
             engine.process(raw)
-            if count & 255:
-                continue
-            elapsed = time.monotonic() - started
-            if duration_s is not None and elapsed >= duration_s:
-                break
-            ahead = (ts - t0) / speed - elapsed
-            if ahead > 0:
-                time.sleep(min(ahead, 0.5))
-            view.maybe_draw(engine, started, server.port)
+            if not count & 255:
+                view.maybe_draw(engine, started, server.port)
     except KeyboardInterrupt:
         pass
     finally:

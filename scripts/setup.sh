@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh Debian machine, idempotently:
 #   Debian packages (Prometheus + promtool, Alertmanager + amtool, PostgreSQL),
-#   the Python package with its test extras.
+#   the Python package with its test extras, and Apache Kafka's jars (Java 17 and Maven are on
+#   the machine; no Kafka download site is reachable, Maven Central is).
 # Services are not started here: the test set-up (tests/services) starts and stops them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +30,7 @@ fi
 
 echo "setup: installing the searchpulse Python package and its test dependencies"
 "$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+
+echo "setup: Apache Kafka broker jars (Maven Central, cached in .cache/kafka)"
+"$PYTHON" -m testbed.kafka fetch >/dev/null
 echo "setup: done"

@@ -2,6 +2,7 @@
 
     python -m testbed.kafka up      # fetch jars once, format, start; last line: bootstrap=HOST:PORT
     python -m testbed.kafka down    # stop the broker started by `up`
+    python -m testbed.kafka fetch   # only fetch the jars (scripts/setup.sh)
 
 The jars are fetched once by Maven (testbed/kafka/pom.xml) into .cache/kafka/<version>/libs.
 The broker runs in .cache/kafka/run (or a directory a test passes) with a server.properties on
@@ -139,6 +140,9 @@ class KafkaBroker:
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "up"
     pid_file = RUN / "broker.pid"
+    if command == "fetch":
+        print(fetch_jars())
+        return 0
     if command == "up":
         if RUN.exists():
             subprocess.run(["rm", "-rf", str(RUN)], check=True)
@@ -154,7 +158,7 @@ def main(argv: list[str]) -> int:
                 pass
             pid_file.unlink()
         return 0
-    print("usage: python -m testbed.kafka up|down", file=sys.stderr)
+    print("usage: python -m testbed.kafka up|down|fetch", file=sys.stderr)
     return 2
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import random
 import re
+import time
 from bisect import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -196,6 +197,20 @@ class Simulator:
             self.truth.records += 1
             delivery, _, line = heapq.heappop(pending)
             yield delivery, line
+
+    def paced(self, speed: float, duration_s: float | None = None) -> Iterator[bytes]:
+        """Records in real time: event time runs `speed` times faster than the clock."""
+        started = time.monotonic()
+        for count, (ts, raw) in enumerate(self.timed_records()):
+            yield raw
+            if count & 255:
+                continue
+            elapsed = time.monotonic() - started
+            if duration_s is not None and elapsed >= duration_s:
+                return
+            ahead = (ts - self.spec.start) / speed - elapsed
+            if ahead > 0:
+                time.sleep(min(ahead, 0.5))
 
     def strata_csv(self) -> str:
         rows = ["query,stratum"] + [f"{q},{STRATA[s]}" for q, s in self.vocab.strata.items()]
