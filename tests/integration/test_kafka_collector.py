@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
@@ -103,7 +104,7 @@ class Run:
         self.truth = simulator.truth.summary()
         self.records = len(records) + len(invalid)
 
-    def collector(self, instance: str) -> tuple[Service, str]:
+    def collector(self, instance: str, *extra: str) -> tuple[Service, str]:
         port = free_port()
         service = Service(f"collector-{instance}", [
             sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers",
@@ -112,7 +113,7 @@ class Run:
             "--idle-timeout", "3", "--set", f"strata.file={self.strata}",
             "--set", "kafka.session_timeout_s=10",
             "--set", f"kafka.checkpoint_topic=cp-{self.topic}",
-            "--set", f"kafka.dead_letter_topic=dlq-{self.topic}",
+            "--set", f"kafka.dead_letter_topic=dlq-{self.topic}", *extra,
         ], self.workdir, f"http://127.0.0.1:{port}/healthz")
         return service, f"http://127.0.0.1:{port}/metrics"
 
@@ -158,9 +159,10 @@ def assert_monotonic(history: list[dict]) -> None:
 
 def test_collect_equals_ground_truth_and_dead_letters_malformed_records(kafka, tmp_path):
     junk = [b"{not json", b'["array"]', b'{"user_query": "no id", "timestamp": 1767600000000}',
-            b"\xff\xfe binary"] * 250  # 1,000 malformed records
+            b"\xff\xfe binary"] * 250  # 1,000 malformed records …
+    junk[-1] = b'{"user_query": "' + b"x" * 70_000 + b'"}'  # … one of them oversized
     run = Run(kafka[0], tmp_path, sessions=1500, invalid=junk)
-    collector, url = run.collector("a")
+    collector, url = run.collector("a", "--set", "kafka.max_record_bytes=65536")
     collector.start()
     try:
         wait_for_truth(url, truth_counts(run.truth))
@@ -169,7 +171,8 @@ def test_collect_equals_ground_truth_and_dead_letters_malformed_records(kafka, t
         collector.stop()
     invalid = {s.labels["reason"]: s.value for f in text_string_to_metric_families(text)
                for s in f.samples if s.name == "searchpulse_invalid_records_total"}
-    assert invalid == {"malformed_json": 500, "not_an_object": 250, "missing_query_id": 250}
+    assert invalid == {"malformed_json": 499, "not_an_object": 250, "missing_query_id": 250,
+                       "oversized": 1}
     consumer = KafkaConsumer(f"dlq-{run.topic}", bootstrap_servers=run.bootstrap,
                              auto_offset_reset="earliest", consumer_timeout_ms=5000)
     letters = [m for m in consumer if dict(m.headers)["searchpulse.reason"] != b"orphan"]
@@ -177,7 +180,7 @@ def test_collect_equals_ground_truth_and_dead_letters_malformed_records(kafka, t
     assert len(letters) == 1000
     assert sorted(m.value for m in letters) == sorted(junk)
     assert {dict(m.headers)["searchpulse.reason"] for m in letters} == {
-        b"malformed_json", b"not_an_object", b"missing_query_id"}
+        b"malformed_json", b"not_an_object", b"missing_query_id", b"oversized"}
 
 
 def test_sigkill_three_times_neither_loses_nor_double_counts(kafka, tmp_path):
@@ -225,12 +228,18 @@ def test_a_group_member_dies_and_the_other_takes_over(kafka, tmp_path):
         second.stop()
 
 
-def test_broker_restart_is_survived_without_restarting_the_collector(tmp_path):
+def test_broker_down_at_start_and_restarted_mid_run(tmp_path):
     broker = KafkaBroker(tmp_path / "broker").start()  # its own broker: this test stops it
     run = Run(broker.bootstrap, tmp_path, sessions=30_000, seed=14)
+    broker.stop()
     collector, url = run.collector("a")
-    collector.start()
+    collector.start()  # /healthz answers while Kafka is unreachable …
     try:
+        time.sleep(2)
+        with pytest.raises(urllib.error.HTTPError) as not_ready:
+            urllib.request.urlopen(url.replace("/metrics", "/readyz"), timeout=5)
+        assert not_ready.value.code == 503
+        broker.start()  # … and it connects by itself once the broker is there
         time.sleep(1.5)
         broker.stop()
         time.sleep(3)
