@@ -19,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from testbed.process import free_port, require
+from testbed.process import free_port, require, terminate
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "4.1.1"
@@ -127,14 +127,7 @@ class KafkaBroker:
         raise RuntimeError(f"kafka not ready after {timeout}s; see {self.workdir / 'broker.log'}")
 
     def stop(self, timeout: float = 30.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process, timeout)
 
 
 def main(argv: list[str]) -> int:

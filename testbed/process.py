@@ -32,6 +32,18 @@ def http_ok(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def terminate(process: subprocess.Popen[bytes] | None, timeout: float) -> None:
+    """SIGTERM, then SIGKILL after `timeout` seconds; nothing if it already ended."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Service:
     """One child process with its log file; ``wait_ready`` polls ``ready_url``."""
 
@@ -61,14 +73,7 @@ class Service:
         raise RuntimeError(f"{self.name} not ready after {timeout}s:\n{self.log()}")
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process, timeout)
 
     def log(self, tail: int = 4000) -> str:
         try:
