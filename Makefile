@@ -35,6 +35,7 @@ fmt:
 
 generate:  # committed artefacts; tests regenerate them and fail on any difference
 	$(PYTHON) -m alerts.build
+	$(PYTHON) -m dashboards.build
 
 bench: install
 	$(PYTHON) -m benchmarks.collector_bench --json benchmarks/results/collector.json

@@ -11,7 +11,7 @@ import time
 from math import inf
 from typing import TextIO
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
 from collector.engine import Engine
@@ -69,6 +69,7 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
              host: str, port: int, out: TextIO = sys.stderr) -> Engine:
     engine = Engine(config, max_future_s=inf)  # accelerated event time runs ahead of the clock
     registry = CollectorRegistry()
+    ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     registry.register(SearchpulseCollector(engine.view))
     server = MetricsServer(registry, host, port).start()
     view = LiveView(out)

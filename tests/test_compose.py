@@ -12,7 +12,11 @@ SERVICES = COMPOSE["services"]
 
 
 def test_the_stack_is_complete():
-    assert {"kafka", "simulator", "collector", "prometheus", "alertmanager"} <= set(SERVICES)
+    assert {"kafka", "simulator", "collector", "prometheus", "alertmanager",
+            "grafana"} <= set(SERVICES)
+    grafana = SERVICES["grafana"]["environment"]
+    assert grafana["GF_AUTH_ANONYMOUS_ENABLED"] == "true"
+    assert grafana["GF_AUTH_ANONYMOUS_ORG_ROLE"] == "Viewer"
     assert SERVICES["collector"]["command"] == ["collect"]
     assert SERVICES["simulator"]["command"][:3] == ["simulate", "--kafka", "kafka:9092"]
 

@@ -7,7 +7,7 @@ import signal
 import threading
 
 from kafka.errors import KafkaError
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
 from collector.http import MetricsServer
@@ -38,6 +38,7 @@ def run_collector(config: Config) -> None:
     holder = _Holder()
     stop = threading.Event()
     registry = CollectorRegistry()
+    ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     registry.register(SearchpulseCollector(holder.view))
     server = MetricsServer(registry, config["http.host"], config["http.port"],
                            holder.ready).start()

@@ -1,0 +1,49 @@
+"""Collector health: throughput, lag, bad input, freshness, state, memory, scrapes."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard
+
+from alerts.config import Thresholds
+from alerts.rules import PANELS
+from dashboards import queries as q
+from dashboards.panels import link, series_panel, thresholds
+
+UID = "searchpulse-collector"
+
+
+def build():
+    board = (dashboard.Dashboard("searchpulse — collector health").uid(UID)
+             .description("Is the pipeline from Kafka to /metrics healthy?")
+             .tags(["searchpulse"]).refresh("30s").time("now-3h", "now")
+             .link(link("Overview", "searchpulse-overview"))
+             .with_variable(dashboard.DatasourceVariable("datasource").label("Data source")
+                            .type("prometheus")))
+    stale = Thresholds().event_staleness_s_critical
+    panels = [
+        (PANELS["throughput"], "Records per second by outcome", "Records read per second: "
+         "accepted, invalid, duplicate, orphan, late, ignored.", "reqps",
+         [(q.RECORDS_BY_OUTCOME, "{{outcome}}"), (q.CONSUMED, "consumed {{topic}}")], None),
+        (PANELS["consumer_lag"], "Consumer lag", "Records not yet consumed, per partition.",
+         "short", [(q.LAG, "{{topic}}:{{partition}}")], None),
+        (PANELS["invalid_records"], "Invalid and dead-lettered records by reason",
+         "Rejected records per second by reason, and what went to the dead-letter topic.",
+         "reqps", [(q.INVALID_BY_REASON, "invalid: {{reason}}"),
+                   (q.DEAD_LETTERED_BY_REASON, "dead-lettered: {{reason}}")], None),
+        (PANELS["freshness"], "Freshness", "Seconds since the newest event time seen. Red at "
+         "the staleness alert.", "s", [(q.FRESHNESS, "age of the newest event")],
+         thresholds((None, "green"), (stale, "red"))),
+        (5, "Open sessions and pending searches", "Sessions with a search still attributable; "
+         "searches whose abandonment is not decided yet.", "short",
+         [(q.OPEN_SESSIONS, "open sessions"), (q.PENDING, "pending searches")], None),
+        (6, "Memory", "Resident memory of each collector process.", "bytes",
+         [(q.MEMORY, "{{instance}}")], None),
+        (7, "Scrape duration", "How long Prometheus' scrape of /metrics takes.", "s",
+         [(q.SCRAPE_DURATION, "{{instance}}")], None),
+        (8, "Checkpoints", "Checkpoints committed per second (counters and offsets).", "reqps",
+         [(q.COMMITS, "checkpoints")], None),
+    ]
+    for i, (panel_id, title, description, unit, queries, steps) in enumerate(panels):
+        board = board.with_panel(series_panel(panel_id, title, description, unit, queries,
+                                              (8, 12, 12 * (i % 2), 8 * (i // 2)), steps))
+    return board

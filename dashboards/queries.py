@@ -1,0 +1,77 @@
+"""The PromQL of every panel, apart from the layout.
+
+Headline stats read the 5m recording rules of `alerts/` (the numbers the alerts judge); time
+series read the counters with `$__rate_interval` so that the `stratum` filter applies too.
+Every ratio is Σ numerator / Σ denominator, and `(… > 0)` turns a zero denominator into no data.
+"""
+
+from __future__ import annotations
+
+from alerts.rules import count_name
+
+APP = 'application=~"$application"'
+FILTER = f'{APP},stratum=~"$stratum"'
+KNOWN_ITEM = f'{APP},stratum="known_item"'
+WITH_RESULTS = "with_results"
+
+
+def rate(metric: str, by: str = "", selector: str = FILTER) -> str:
+    grouping = f"sum by ({by}) " if by else "sum "
+    return f"{grouping}(rate({metric}{{{selector}}}[$__rate_interval]))"
+
+
+def ratio(numerator: str, denominator: str, by: str = "", selector: str = FILTER) -> str:
+    if denominator == WITH_RESULTS:
+        below = (f"({rate('searchpulse_searches_total', by, selector)} - "
+                 f"{rate('searchpulse_zero_result_searches_total', by, selector)})")
+    else:
+        below = rate(denominator, by, selector)
+    return f"{rate(numerator, by, selector)} / ({below} > 0)"
+
+
+def recorded(numerator: str, denominator: str) -> str:
+    """A rate of the headline row from the recording rules, over the selected applications."""
+    return (f"sum({count_name('application', numerator, '5m')}{{{APP}}}) / "
+            f"(sum({count_name('application', denominator, '5m')}{{{APP}}}) > 0)")
+
+
+# (numerator counter, denominator counter or WITH_RESULTS) of each quality rate.
+ZERO_RESULT = ("searchpulse_zero_result_searches_total", "searchpulse_searches_total")
+CTR = ("searchpulse_clicked_searches_total", WITH_RESULTS)
+REFORMULATION = ("searchpulse_reformulated_searches_total", "searchpulse_searches_total")
+ABANDONMENT = ("searchpulse_abandoned_searches_total", WITH_RESULTS)
+CONVERSION = ("searchpulse_converted_searches_total", WITH_RESULTS)
+RATES = {"Zero-result rate": ZERO_RESULT, "CTR": CTR, "Reformulation rate": REFORMULATION,
+         "Abandonment rate": ABANDONMENT, "Conversion rate": CONVERSION}
+
+
+def latency_quantile(q: float, by: str = "le") -> str:
+    return (f"histogram_quantile({q}, sum by ({by}) (rate("
+            f"searchpulse_search_latency_seconds_bucket{{{FILTER}}}[$__rate_interval])))")
+
+
+SEARCHES_PER_S = rate("searchpulse_searches_total")
+KNOWN_ITEM_ZERO_RESULT = ratio(*ZERO_RESULT, by="application", selector=KNOWN_ITEM)
+FIRING_ALERTS = 'count(ALERTS{alertstate="firing",service="searchpulse"}) or vector(0)'
+TOP_ZERO_RESULT_QUERIES = f"topk(10, searchpulse_top_zero_result_queries{{{APP}}})"
+FIRST_CLICK_POSITION = ("sum by (le) (rate(searchpulse_first_click_position_bucket"
+                        f"{{{FILTER}}}[$__rate_interval]))")
+TIME_TO_FIRST_CLICK = ("histogram_quantile(0.5, sum by (le) (rate("
+                       f"searchpulse_time_to_first_click_seconds_bucket{{{FILTER}}}"
+                       "[$__rate_interval])))")
+MRR = ratio("searchpulse_first_click_reciprocal_rank_total",
+            "searchpulse_first_click_position_count")
+
+# Collector health (no application filter: these describe the pipeline).
+JOB = 'job="searchpulse"'
+RECORDS_BY_OUTCOME = rate("searchpulse_records_total", "outcome", JOB)
+CONSUMED = rate("searchpulse_kafka_records_consumed_total", "topic", JOB)
+LAG = f"sum by (topic, partition) (searchpulse_kafka_consumer_lag_records{{{JOB}}})"
+INVALID_BY_REASON = rate("searchpulse_invalid_records_total", "reason", JOB)
+DEAD_LETTERED_BY_REASON = rate("searchpulse_dead_lettered_records_total", "reason", JOB)
+FRESHNESS = f"time() - max(searchpulse_last_event_timestamp_seconds{{{JOB}}})"
+OPEN_SESSIONS = f"sum(searchpulse_open_sessions{{{JOB}}})"
+PENDING = f"sum(searchpulse_pending_searches{{{JOB}}})"
+MEMORY = f"process_resident_memory_bytes{{{JOB}}}"
+SCRAPE_DURATION = f"scrape_duration_seconds{{{JOB}}}"
+COMMITS = rate("searchpulse_kafka_commits_total", selector=JOB)
