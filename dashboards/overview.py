@@ -7,7 +7,15 @@ from grafana_foundation_sdk.builders import dashboard
 from alerts.config import Thresholds
 from alerts.rules import PANELS
 from dashboards import queries as q
-from dashboards.panels import link, series_panel, stat_panel, table_panel, thresholds, variables
+from dashboards.panels import (
+    DATASOURCE,
+    link,
+    series_panel,
+    stat_panel,
+    table_panel,
+    thresholds,
+    variables,
+)
 
 UID = "searchpulse-overview"
 T = Thresholds()
@@ -28,7 +36,10 @@ def build():
              .description("Online search quality from UBI events: rates, breakdowns, alerts.")
              .tags(["searchpulse"]).refresh("30s").time("now-6h", "now")
              .link(link("Experiments", "searchpulse-experiments"))
-             .link(link("Collector health", "searchpulse-collector")))
+             .link(link("Collector health", "searchpulse-collector"))
+             .annotation(dashboard.AnnotationQuery().name("searchpulse alerts")
+                         .datasource(DATASOURCE).enable(True).icon_color("red")
+                         .expr(q.ALERT_ANNOTATIONS)))
     board = variables(board)
     headline = [
         (PANELS["zero_result_rate"], "Zero-result rate", "Zero-result searches / searches, "

@@ -53,6 +53,7 @@ def latency_quantile(q: float, by: str = "le") -> str:
 SEARCHES_PER_S = rate("searchpulse_searches_total")
 KNOWN_ITEM_ZERO_RESULT = ratio(*ZERO_RESULT, by="application", selector=KNOWN_ITEM)
 FIRING_ALERTS = 'count(ALERTS{alertstate="firing",service="searchpulse"}) or vector(0)'
+ALERT_ANNOTATIONS = 'ALERTS{alertstate="firing",service="searchpulse"}'
 TOP_ZERO_RESULT_QUERIES = f"topk(10, searchpulse_top_zero_result_queries{{{APP}}})"
 FIRST_CLICK_POSITION = ("sum by (le) (rate(searchpulse_first_click_position_bucket"
                         f"{{{FILTER}}}[$__rate_interval]))")

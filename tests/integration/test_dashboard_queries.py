@@ -72,3 +72,9 @@ def test_panel_query_parses_and_returns_data(prometheus, panel, expr):
         time.sleep(2)
         result = prometheus.query(expr)
     assert result, f"{panel}: no data for {expr}"
+
+
+def test_annotation_queries_parse(prometheus):
+    for path in sorted(GENERATED.glob("*.json")):
+        for annotation in json.loads(path.read_text()).get("annotations", {}).get("list", []):
+            prometheus.query(annotation["expr"])  # raises on a PromQL error; no alert: no data
