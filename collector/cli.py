@@ -17,6 +17,7 @@ from typing import Any
 
 from collector import __version__
 from collector.config import ConfigError, describe, load_config
+from collector.query_store import StoreError
 from collector.strata import StrataError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -44,7 +45,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     progress = args.progress if args.progress is not None else sys.stderr.isatty()
     started = time.perf_counter()
     summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
-                     progress=progress)
+                     progress=progress, store=args.store or os.environ.get("SEARCHPULSE_STORE"))
     elapsed = time.perf_counter() - started
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -203,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dlq", metavar="FILE",
                    help="append rejected, orphan and late records with reasons (JSON lines)")
     p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
+    p.add_argument("--store", metavar="URL",
+                   help="also write per-query aggregates to sqlite:///PATH (env SEARCHPULSE_STORE)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
     _common(p)
@@ -267,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.root.level))
     try:
         return args.func(args)
-    except (ConfigError, StrataError) as exc:
+    except (ConfigError, StrataError, StoreError) as exc:
         log.error("%s", exc)
         return EXIT_USAGE
     except OSError as exc:

@@ -18,6 +18,7 @@ from collector.events import MISSING_QUERY_ID, NOT_QUERY_OR_EVENT, Rejected, dec
 from collector.ordering import EventTimeBuffer
 from collector.pii import PiiScrubber
 from collector.quality import SeriesTable, reset_series
+from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, Sessionizer
 from collector.strata import StrataClassifier, load_strata_csv, load_titles
 from collector.view import View
@@ -39,6 +40,7 @@ class Engine:
         dead_letters: DeadLetterSink | None = None,
         clock: Callable[[], float] = time.time,
         max_future_s: float = MAX_FUTURE_S,
+        query_stats: QueryStats | None = None,
     ) -> None:
         self.config = config
         self.dead_letters = dead_letters or DiscardWithCount()
@@ -65,6 +67,7 @@ class Engine:
             zero_result_queries=TopZeroResultQueries(
                 k=config["top_queries.size"], window_s=config["top_queries.window_s"],
                 scrubber=PiiScrubber(config["pii.patterns"])),
+            query_stats=query_stats,
         )
         self.buffer = EventTimeBuffer(config["ordering.lateness_s"])
         self.closed = False

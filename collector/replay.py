@@ -11,6 +11,8 @@ from collector.config import Config
 from collector.deadletter import DeadLetterFile
 from collector.engine import Engine
 from collector.metrics import SearchpulseCollector
+from collector.query_stats import QueryStats
+from collector.query_store import open_store
 from collector.sources.files import input_size, read_records
 from collector.summary import replay_summary
 
@@ -18,10 +20,14 @@ _PROGRESS_EVERY = 1 << 14  # records between progress-bar updates
 
 
 def replay(paths: list[str], config: Config, dlq: str | None = None,
-           metrics_out: str | None = None, progress: bool = False) -> dict:
-    """Feed every record of ``paths`` to a fresh engine, close it and return the summary."""
+           metrics_out: str | None = None, progress: bool = False,
+           store: str | None = None) -> dict:
+    """Feed every record of ``paths`` to a fresh engine, close it and return the summary;
+    with ``store``, the per-query aggregates are written there too."""
     dead_letters = DeadLetterFile(dlq) if dlq else None
-    engine = Engine(config, dead_letters)
+    query_store = open_store(store) if store else None
+    engine = Engine(config, dead_letters,
+                    query_stats=QueryStats() if query_store is not None else None)
     records = read_records(paths)
     try:
         if progress:
@@ -30,9 +36,13 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         else:
             engine.process_all(records)
         engine.close()
+        if query_store is not None:
+            query_store.add(engine.sessions.query_stats.drain())
     finally:
         if dead_letters:
             dead_letters.close()
+        if query_store is not None:
+            query_store.close()
     if metrics_out:
         with open(metrics_out, "wb") as handle:
             handle.write(exposition(engine))

@@ -25,6 +25,7 @@ from collector import accounting as acc
 from collector.events import EventAttributes, WireRecord
 from collector.outcomes import reformulation_kind
 from collector.quality import QualitySeries, SeriesTable
+from collector.query_stats import QueryRow, QueryStats
 from collector.strata import StrataClassifier
 from collector.zero_result_queries import TopZeroResultQueries
 
@@ -78,6 +79,7 @@ class Sessionizer:
         attribution_s: float = 1800.0,
         position_base: int = 1,
         zero_result_queries: TopZeroResultQueries | None = None,
+        query_stats: QueryStats | None = None,
     ) -> None:
         self.table = table
         self.strata = strata
@@ -87,6 +89,7 @@ class Sessionizer:
         self.attribution_s = attribution_s
         self.position_base = position_base
         self.zero_result_queries = zero_result_queries or TopZeroResultQueries()
+        self.query_stats = query_stats  # per-query aggregates, when a store is configured
         self.sessions: dict[str, Search] = {}  # session key → its newest tracked search
         self.searches: dict[str, Search | PageAlias] = {}
         self.outcome_due: deque[Search] = deque()
@@ -113,6 +116,10 @@ class Sessionizer:
                 and not previous.flags & CLICKED and previous.normalized != text.normalized):
             previous.series.reformulated[reformulation_kind(previous.normalized,
                                                            text.normalized)] += 1
+            if self.query_stats is not None:
+                row = self._row(previous)
+                row.reformulated += 1
+                row.reformulations[text.normalized] += 1
 
         series = self.table.get(rec.application,
                                 attrs.variant if attrs is not None else None,
@@ -136,6 +143,11 @@ class Sessionizer:
         if attrs is not None and attrs.latency_ms is not None:
             series.latency.observe(attrs.latency_ms / 1000.0)
 
+        if self.query_stats is not None:
+            row = self.query_stats.row(ts, series.application, text.normalized)
+            row.searches += 1
+            row.zero_result += flags & ZERO_RESULT
+            row.show(hits)
         search = Search(key, session_key, text.normalized, ts, series, flags)
         self.searches[key] = search
         self.sessions[session_key] = search
@@ -178,6 +190,10 @@ class Sessionizer:
             self.stats.data_quality[acc.EVENT_BEFORE_SEARCH] += 1
             return acc.ORPHAN
         if action == EXPOSURE:
+            if self.query_stats is not None:
+                attrs = rec.event_attributes
+                if attrs is not None and attrs.object is not None and attrs.object.object_id:
+                    self._row(search).show([attrs.object.object_id])
             return acc.ACCEPTED
 
         attrs = rec.event_attributes
@@ -202,11 +218,14 @@ class Sessionizer:
             search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
             return acc.ACCEPTED
         series = search.series
+        row = self._row(search) if self.query_stats is not None else None
         if action == CONVERSION:
             series.conversions += 1
             if not flags & CONVERTED:
                 search.flags = flags | CONVERTED
                 series.converted += 1
+                if row is not None:
+                    row.converted += 1
             return acc.ACCEPTED
 
         series.clicks += 1
@@ -221,7 +240,18 @@ class Sessionizer:
             if position:
                 series.first_click_position.observe(position)
                 series.reciprocal_rank_sum += 1.0 / position
+        if row is not None:
+            row.clicks += 1
+            if obj is not None and obj.object_id is not None:
+                row.clicked_documents[str(obj.object_id)] += 1
+            if not flags & CLICKED:
+                row.clicked += 1
+                if position:
+                    row.reciprocal_rank_sum += 1.0 / position
         return acc.ACCEPTED
+
+    def _row(self, search: Search) -> QueryRow:
+        return self.query_stats.row(search.ts, search.series.application, search.normalized)
 
     def _rank(self, attrs: EventAttributes | None) -> int:
         """1-based rank on its result page; 0 or less when missing or below the base."""
@@ -245,6 +275,8 @@ class Sessionizer:
                     search.series.zero_result_exits += 1
                 else:
                     search.series.abandoned += 1
+                    if self.query_stats is not None:
+                        self._row(search).abandoned += 1
         expiring = self.expiry_due
         horizon = t - self.attribution_s
         if expiring and expiring[0].ts < horizon:
