@@ -7,8 +7,6 @@ adds them up; document lists count the first TOP_DOCUMENTS results of each searc
 
 from __future__ import annotations
 
-from collections import Counter
-
 TOP_DOCUMENTS = 20
 TOP_REFORMULATIONS = 5
 COUNTS = ("searches", "zero_result", "clicked", "clicks", "converted", "reformulated",
@@ -22,13 +20,17 @@ class QueryRow:
         for name in COUNTS:
             setattr(self, name, 0)
         self.reciprocal_rank_sum = 0.0
-        self.reformulations: Counter[str] = Counter()
-        self.shown: Counter[str | int] = Counter()  # document id → times shown
-        self.clicked_documents: Counter[str] = Counter()
+        # Plain dicts, not Counters: `d[k] = d.get(k, 0) + 1` is several times cheaper than
+        # Counter.update on the per-event path.
+        self.reformulations: dict[str, int] = {}
+        self.shown: dict[str | int, int] = {}  # document id → times shown
+        self.clicked_documents: dict[str | int, int] = {}
 
     def show(self, documents: list[str | int] | None) -> None:
         if documents:
-            self.shown.update(documents[:TOP_DOCUMENTS])
+            shown = self.shown
+            for document in documents[:TOP_DOCUMENTS]:
+                shown[document] = shown.get(document, 0) + 1
 
 
 Key = tuple[int, str, str]  # (UTC day number, application, normalized query)

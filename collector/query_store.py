@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from heapq import nlargest
+from operator import itemgetter
 from typing import Any
 
 from collector.query_stats import COUNTS, TOP_DOCUMENTS, TOP_REFORMULATIONS, Key, QueryRow
@@ -63,7 +65,10 @@ class SqliteStore:
             counts.append((name, application, query,
                            *(getattr(row, c) for c in _COLUMNS)))
             for kind, keep in ITEM_KINDS.items():  # per flush, the most frequent ones
-                for item, count in getattr(row, kind).most_common(keep):
+                counts_of = getattr(row, kind)
+                top = (nlargest(keep, counts_of.items(), key=itemgetter(1))
+                       if len(counts_of) > keep else counts_of.items())
+                for item, count in top:
                     items.append((name, application, query, kind, str(item), count))
         with self.db:
             self.db.executemany(UPSERT_COUNTS, counts)

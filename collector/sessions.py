@@ -119,7 +119,8 @@ class Sessionizer:
             if self.query_stats is not None:
                 row = self._row(previous)
                 row.reformulated += 1
-                row.reformulations[text.normalized] += 1
+                row.reformulations[text.normalized] = (
+                    row.reformulations.get(text.normalized, 0) + 1)
 
         series = self.table.get(rec.application,
                                 attrs.variant if attrs is not None else None,
@@ -193,7 +194,9 @@ class Sessionizer:
             if self.query_stats is not None:
                 attrs = rec.event_attributes
                 if attrs is not None and attrs.object is not None and attrs.object.object_id:
-                    self._row(search).show([attrs.object.object_id])
+                    shown = self._row(search).shown
+                    document = attrs.object.object_id
+                    shown[document] = shown.get(document, 0) + 1
             return acc.ACCEPTED
 
         attrs = rec.event_attributes
@@ -243,7 +246,8 @@ class Sessionizer:
         if row is not None:
             row.clicks += 1
             if obj is not None and obj.object_id is not None:
-                row.clicked_documents[str(obj.object_id)] += 1
+                clicked = row.clicked_documents
+                clicked[obj.object_id] = clicked.get(obj.object_id, 0) + 1
             if not flags & CLICKED:
                 row.clicked += 1
                 if position:
