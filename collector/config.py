@@ -51,6 +51,12 @@ def _port(value: int) -> str | None:
     return None if 0 <= value <= 65535 else "must be a TCP port (0-65535)"
 
 
+def _store_url(value: str) -> str | None:
+    if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
+        return None
+    return "must be sqlite:///PATH or postgresql://…"
+
+
 def _base(value: int) -> str | None:
     return None if value in (0, 1) else "must be 0 or 1"
 
@@ -99,6 +105,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("pii.patterns", list, [],
             "Extra regexes of personal data, scrubbed from exposed and exported query text.",
             None),
+    Setting("store.url", str, "",
+            "Per-query aggregates for the feedback job: sqlite:///PATH or postgresql://…; "
+            "empty: not kept.", _store_url, secret=True),
+    Setting("store.flush_interval_s", float, 60.0,
+            "Seconds between flushes of per-query aggregates to the store.", _positive),
+    Setting("store.flush_rows", int, 200_000,
+            "Flush earlier once this many per-query rows are pending (memory bound).", _positive),
+    Setting("store.shown_depth", int, 10,
+            "Documents counted as shown per search (its first result positions), and kept per "
+            "query and day.", _positive),
     Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.", None),
     Setting("kafka.topics", list, ["ubi"], "Topics of UBI query and event records.", None),
     Setting("kafka.group_id", str, "searchpulse", "Consumer group of the collectors.", None),

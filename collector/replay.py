@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
 from prometheus_client import CollectorRegistry, generate_latest
 from tqdm import tqdm
@@ -11,42 +12,54 @@ from collector.config import Config
 from collector.deadletter import DeadLetterFile
 from collector.engine import Engine
 from collector.metrics import SearchpulseCollector
-from collector.query_stats import QueryStats
-from collector.query_store import open_store
+from collector.query_store import StoreError, redact
 from collector.sources.files import input_size, read_records
+from collector.store_writer import StoreWriter
 from collector.summary import replay_summary
 
 _PROGRESS_EVERY = 1 << 14  # records between progress-bar updates
+_FLUSH_CHECK_EVERY = 1 << 16  # records between checks whether aggregates are due for a flush
 
 
 def replay(paths: list[str], config: Config, dlq: str | None = None,
            metrics_out: str | None = None, progress: bool = False,
            store: str | None = None) -> dict:
     """Feed every record of ``paths`` to a fresh engine, close it and return the summary;
-    with ``store``, the per-query aggregates are written there too."""
+    with a store (``store`` or ``store.url``), the per-query aggregates are written there too."""
     dead_letters = DeadLetterFile(dlq) if dlq else None
-    query_store = open_store(store) if store else None
+    writer = StoreWriter.from_config(config, store)
     engine = Engine(config, dead_letters,
-                    query_stats=QueryStats() if query_store is not None else None)
+                    query_stats=writer.new_stats() if writer is not None else None)
     records = read_records(paths)
     try:
         if progress:
             with tqdm(total=input_size(paths), unit="B", unit_scale=True, desc="replay") as bar:
-                engine.process_all(_counting_bytes(records, bar))
+                _process(engine, _counting_bytes(records, bar), writer)
         else:
-            engine.process_all(records)
+            _process(engine, records, writer)
         engine.close()
-        if query_store is not None:
-            query_store.add(engine.sessions.query_stats.drain())
+        if writer is not None and not writer.flush([engine.sessions.query_stats]):
+            raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
     finally:
         if dead_letters:
             dead_letters.close()
-        if query_store is not None:
-            query_store.close()
+        if writer is not None:
+            writer.close()
     if metrics_out:
         with open(metrics_out, "wb") as handle:
             handle.write(exposition(engine))
     return replay_summary(engine)
+
+
+def _process(engine: Engine, records: Iterator[bytes], writer: StoreWriter | None) -> None:
+    if writer is None:
+        engine.process_all(records)
+        return
+    stats = [engine.sessions.query_stats]
+    while chunk := list(islice(records, _FLUSH_CHECK_EVERY)):
+        engine.process_all(chunk)
+        if writer.due(stats):
+            writer.flush(stats)
 
 
 def exposition(engine: Engine) -> bytes:

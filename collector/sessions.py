@@ -55,6 +55,7 @@ class Search(msgspec.Struct, gc=False):
     series: QualitySeries
     flags: int  # ZERO_RESULT | CLICKED | CONVERTED | ENGAGED, the first page's size above them
     seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
+    row: QueryRow | None = None  # its per-query aggregate row, while that row is live
 
 
 class PageAlias(msgspec.Struct, gc=False):
@@ -144,12 +145,12 @@ class Sessionizer:
         if attrs is not None and attrs.latency_ms is not None:
             series.latency.observe(attrs.latency_ms / 1000.0)
 
+        search = Search(key, session_key, text.normalized, ts, series, flags)
         if self.query_stats is not None:
-            row = self.query_stats.row(ts, series.application, text.normalized)
+            row = search.row = self.query_stats.row(ts, series.application, text.normalized)
             row.searches += 1
             row.zero_result += flags & ZERO_RESULT
-            row.show(hits)
-        search = Search(key, session_key, text.normalized, ts, series, flags)
+            self.query_stats.show(row, hits)
         self.searches[key] = search
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:
@@ -251,11 +252,16 @@ class Sessionizer:
             if not flags & CLICKED:
                 row.clicked += 1
                 if position:
+                    row.ranked_clicked += 1
                     row.reciprocal_rank_sum += 1.0 / position
         return acc.ACCEPTED
 
     def _row(self, search: Search) -> QueryRow:
-        return self.query_stats.row(search.ts, search.series.application, search.normalized)
+        row = search.row
+        if row is None or not row.live:  # drained since: its outcomes start a new row
+            row = search.row = self.query_stats.row(search.ts, search.series.application,
+                                                    search.normalized)
+        return row
 
     def _rank(self, attrs: EventAttributes | None) -> int:
         """1-based rank on its result page; 0 or less when missing or below the base."""

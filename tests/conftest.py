@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from collector.config import load_config
 from collector.engine import Engine
 from collector.summary import replay_summary
+from testbed.postgres import PostgresServer
 
 T0 = 1_767_600_000.0  # 2026-01-05T08:00:00Z: every hand-built record is T0 + offset seconds
 
@@ -90,3 +92,30 @@ def engine() -> Callable[..., Engine]:
 def run(engine) -> Callable[..., dict[str, Any]]:
     """``run(records, **settings)`` → the replay summary after end of input."""
     return lambda records, **settings: replay_summary(engine(records, **settings))
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL (Debian package) for the session, or the one
+    `SEARCHPULSE_TEST_POSTGRES` names."""
+    external = os.environ.get("SEARCHPULSE_TEST_POSTGRES")
+    if external:
+        yield external
+        return
+    server = PostgresServer().start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> str:
+    """An empty store of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'aggregates.db'}"
+    url = request.getfixturevalue("postgres_url")
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        for table in ("query_stats", "query_items", "store_offsets"):
+            db.execute(f"DROP TABLE IF EXISTS {table}")
+    return url

@@ -1,57 +1,184 @@
-"""Per-query aggregates: their sums equal what replay computes for the same log, they survive a
-split into several flushes, and they hold shown and clicked documents."""
+"""Per-query aggregates and their store (SQLite and a real PostgreSQL): the sums equal what
+replay computes for the same log, flushes split rows without losing counts, a crash in the
+middle of a flush leaves no duplicate and no gap, offsets commit with the rows."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from collections import Counter
+
+import pytest
 
 from collector.config import load_config
 from collector.engine import Engine
 from collector.query_stats import QueryStats
-from collector.query_store import SqliteStore, open_store
+from collector.query_store import StoreError, open_store
 from collector.replay import replay
 from collector.sources.simulator import SimulationSpec, Simulator
+from collector.store_writer import StoreWriter
 
 SUMS = {"searches": "searches", "zero_result_searches": "zero_result",
         "clicked_searches": "clicked", "clicks": "clicks", "converted_searches": "converted",
         "reformulated_searches": "reformulated", "abandoned_searches": "abandoned"}
 
 
-def test_aggregates_add_up_to_the_replay_summary(tmp_path):
-    log = tmp_path / "ubi.jsonl"
-    log.write_bytes(b"".join(Simulator(SimulationSpec(seed=4, sessions=1500)).records()))
-    store_url = f"sqlite:///{tmp_path / 'stats.db'}"
-    summary = replay([str(log)], load_config(environ={}), store=store_url)
-    store = open_store(store_url)
+def _totals_by_application(url: str) -> dict[str, Counter]:
+    store = open_store(url)
     rows = list(store.rows())
     store.close()
     totals: dict[str, Counter] = {}
     for row in rows:
         totals.setdefault(row["application"], Counter()).update(
             {key: row[field] for key, field in SUMS.items()})
+    return totals
+
+
+@pytest.fixture(scope="module")
+def simulated_log(tmp_path_factory):
+    log = tmp_path_factory.mktemp("log") / "ubi.jsonl"
+    log.write_bytes(b"".join(Simulator(SimulationSpec(seed=4, sessions=1500)).records()))
+    return log
+
+
+def test_aggregates_add_up_to_the_replay_summary(simulated_log, store_url):
+    summary = replay([str(simulated_log)], load_config(environ={}), store=store_url)
+    totals = _totals_by_application(store_url)
+    assert set(totals) == set(summary["by_application"])
     for application, expected in summary["by_application"].items():
         assert {key: expected[key] for key in SUMS} == dict(totals[application]), application
+    store = open_store(store_url)
+    rows = list(store.rows())
+    store.close()
     assert len({row["day"] for row in rows}) == 1
     assert any(row["shown"] for row in rows) and any(row["clicked_documents"] for row in rows)
     assert any(row["reformulations"] for row in rows)
+    assert all(len(row["shown"]) <= 10 for row in rows)  # store.shown_depth
 
 
-def test_a_flush_in_the_middle_splits_rows_without_losing_counts(ubi, tmp_path):
+def test_many_small_flushes_store_the_same_totals(simulated_log, tmp_path):
+    once = f"sqlite:///{tmp_path / 'once.db'}"
+    often = f"sqlite:///{tmp_path / 'often.db'}"
+    replay([str(simulated_log)], load_config(environ={}), store=once)
+    # store.flush_rows=1: a flush at every check (every 65,536 records and at the end)
+    replay([str(simulated_log)], load_config(environ={}, overrides={"store.flush_rows": 1}),
+           store=often)
+    assert _totals_by_application(once) == _totals_by_application(often)
+
+
+def test_a_flush_in_the_middle_splits_rows_without_losing_counts(ubi, store_url):
     stats = QueryStats()
     e = Engine(load_config(environ={}), query_stats=stats, clock=lambda: 2e9)
     e.process_all([ubi.query("q1", "Tent", 0, hits=["d1", "d2"]), ubi.click("q1", 5, obj="d2"),
                    ubi.query("q2", "tent", 100, client="c2", hits=["d1"]),
                    ubi.query("q3", "lamp", 200, client="c3")])
-    store = SqliteStore(str(tmp_path / "s.db"))
-    store.add(stats.drain())  # the first flush: q1 and its click are applied, q2 is pending …
+    writer = StoreWriter(open_store(store_url), 60.0, 1000)
+    writer.flush([stats])  # the first flush: q1 and its click are applied, q2 is pending …
     e.process_all([ubi.click("q2", 150, client="c2", obj="d1", position=2)])
     e.close()
-    store.add(stats.drain())  # … the rest, added to the stored rows
-    rows = {row["query"]: row for row in store.rows()}
-    store.close()
+    writer.flush([stats])  # … the rest, added to the stored rows
+    rows = {row["query"]: row for row in writer.store.rows()}
+    writer.close()
     tent = rows["tent"]
-    assert (tent["searches"], tent["clicked"], tent["clicks"]) == (2, 2, 2)
+    assert (tent["searches"], tent["clicked"], tent["ranked_clicked"], tent["clicks"]) == (
+        2, 2, 2, 2)
     assert tent["shown"] == {"d1": 2, "d2": 1}
     assert tent["clicked_documents"] == {"d1": 1, "d2": 1}
     assert tent["reciprocal_rank_sum"] == 1.5
     assert (rows["lamp"]["searches"], rows["lamp"]["abandoned"]) == (1, 1)
+
+
+def test_offsets_commit_with_the_rows_and_a_failed_flush_keeps_them(store_url):
+    writer = StoreWriter(open_store(store_url), 60.0, 1000)
+    stats = QueryStats()
+    stats.row(2e9, "web", "tent").searches = 3
+    assert writer.flush([stats], {("ubi", 0): (10, 25), ("ubi", 1): (0, 7)}, "group-a")
+    assert writer.store.offsets("group-a") == {("ubi", 0): (10, 25), ("ubi", 1): (0, 7)}
+    assert writer.store.offsets("group-b") == {}
+    assert not stats.rows
+    stats.row(2e9, "web", "tent").searches = 2
+    stats.row(2e9, "web", "tent").shown = {"d1": object()}
+    # Counts are written first; an item count that cannot be stored then fails the flush …
+    assert not writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a")
+    assert writer.store.offsets("group-a")[("ubi", 0)] == (10, 25)  # … as a whole
+    assert stats.rows  # and its rows wait for the next flush
+    stats.row(2e9, "web", "tent").shown = {"d1": 1}
+    assert writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a")
+    assert [row["searches"] for row in writer.store.rows()] == [5]
+    assert (writer.flushes, writer.failures) == (2, 1)
+    writer.close()
+
+
+_FLUSHER = textwrap.dedent("""
+    import sys
+    from collector.query_stats import QueryStats
+    from collector.store_writer import StoreWriter
+    from collector.query_store import open_store
+
+    writer = StoreWriter(open_store(sys.argv[1]), 60.0, 10**9)
+    def batch(n, offset):
+        stats = QueryStats()
+        for i in range(n):
+            row = stats.row(2e9, "web", f"query {i}")
+            row.searches = 1
+            row.shown = {f"d{j}": 1 for j in range(10)}
+        return stats, {("ubi", 0): (offset, offset)}
+    stats, offsets = batch(1000, 1)
+    writer.flush([stats], offsets, "g")
+    print("first flush done", flush=True)
+    stats, offsets = batch(400_000, 2)
+    print("second flush starting", flush=True)
+    writer.flush([stats], offsets, "g")
+    print("second flush done", flush=True)
+""")
+
+
+def _transaction_writing(store_url: str, wal_size: int) -> bool:
+    """Has the child's open transaction written to the database yet?"""
+    if store_url.startswith("sqlite:///"):  # its pages spill into the write-ahead log
+        wal = store_url.removeprefix("sqlite:///") + "-wal"
+        return os.path.exists(wal) and os.path.getsize(wal) > wal_size + (4 << 20)
+    import psycopg
+
+    with psycopg.connect(store_url, autocommit=True) as db:  # it holds a transaction id
+        return db.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL"
+                          ).fetchone()[0] > 0
+
+
+def test_a_crash_in_the_middle_of_a_flush_leaves_the_store_as_it_was(store_url):
+    """SIGKILL while a 400,000-row flush is being written: the first flush is all there, the
+    second not at all, and the offsets say so."""
+    child = subprocess.Popen([sys.executable, "-c", _FLUSHER, store_url],
+                             stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert child.stdout.readline().strip() == "first flush done"
+    assert child.stdout.readline().strip() == "second flush starting"
+    wal = store_url.removeprefix("sqlite:///") + "-wal"
+    wal_size = os.path.getsize(wal) if os.path.exists(wal) else 0
+    deadline = time.monotonic() + 60
+    while not _transaction_writing(store_url, wal_size) and time.monotonic() < deadline:
+        assert child.poll() is None, "the flush finished before it could be interrupted"
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert child.stdout.read() == ""  # killed before the second flush finished
+    store = open_store(store_url)
+    totals = store.totals("1970-01-01")
+    assert (len(totals), totals["searches"].sum()) == (1000, 1000)
+    assert store.offsets("g") == {("ubi", 0): (1, 1)}
+    store.close()
+
+
+def test_an_unusable_store_is_a_clear_error(tmp_path):
+    not_a_database = tmp_path / "notes.txt"
+    not_a_database.write_text("hello, this is not SQLite\n" * 100)
+    with pytest.raises(StoreError, match="notes.txt"):
+        open_store(f"sqlite:///{not_a_database}")
+    with pytest.raises(StoreError, match="expected sqlite:///PATH or postgresql://"):
+        open_store("mysql://db/x")
+    with pytest.raises(StoreError, match=r"postgresql://reader:\*\*\*@127.0.0.1:1/x"):
+        open_store("postgresql://reader:s3cret@127.0.0.1:1/x")
