@@ -37,7 +37,7 @@ def _settings(args: argparse.Namespace, **flags: Any) -> Any:
 def cmd_replay(args: argparse.Namespace) -> int:
     from collector.replay import replay
 
-    config = _settings(args, **{"strata.file": args.strata_file})
+    config = _settings(args, **{"strata.file": args.strata_file, "store.url": args.store})
     for path in args.files:
         if path != "-" and not os.path.isfile(path):
             log.error("input %s: no such file", path)
@@ -45,7 +45,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     progress = args.progress if args.progress is not None else sys.stderr.isatty()
     started = time.perf_counter()
     summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
-                     progress=progress, store=args.store or os.environ.get("SEARCHPULSE_STORE"))
+                     progress=progress)
     elapsed = time.perf_counter() - started
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -123,7 +123,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "kafka.bootstrap_servers": args.bootstrap_servers,
         "kafka.topics": ",".join(args.topic) if args.topic else None,
         "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
-        "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout})
+        "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout,
+        "store.url": args.store})
     run_collector(config)
     return EXIT_OK
 
@@ -132,7 +133,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from collector.demo import run_demo
     from collector.sources.simulator import parse_duration
 
-    config = _settings(args, **{"http.port": args.port})
+    config = _settings(args, **{"http.port": args.port, "store.url": args.store})
     spec = _spec(args)
     spec.start = time.time()
     duration = parse_duration(args.duration) if args.duration else None
@@ -144,6 +145,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
     summary.pop("by_application")
     print("final summary:")
     _print_summary(summary)
+    return EXIT_OK
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from feedback.job import FeedbackError, FeedbackRequest, run_feedback
+    from feedback.judgments import JudgmentsError
+
+    config = _settings(args, **{"store.url": args.store})
+    if not config["store.url"]:
+        raise ConfigError("store.url: the feedback job needs a store (--store URL)")
+    request = FeedbackRequest(
+        store=config["store.url"], out=Path(args.out), since=args.since,
+        judgments=args.judgments or [], topics=args.topics, runs=args.run or [],
+        seed=args.seed,
+        progress=args.progress if args.progress is not None else sys.stderr.isatty())
+    try:
+        summary = run_feedback(config, request)
+    except (FeedbackError, JudgmentsError, StoreError) as exc:
+        log.error("%s", exc)
+        return EXIT_INPUT
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(summary)
+        print(f"{'written to':<28} {args.out}")
     return EXIT_OK
 
 
@@ -161,6 +190,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="TOML settings file (env SEARCHPULSE_CONFIG)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override one setting, e.g. --set windows.abandonment_s=600")
+
+
+def _store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", metavar="URL",
+                        help="also keep per-query aggregates for `searchpulse feedback` in "
+                             "sqlite:///PATH or postgresql://… (store.url)")
 
 
 def _simulation(parser: argparse.ArgumentParser, sessions: int) -> None:
@@ -204,8 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dlq", metavar="FILE",
                    help="append rejected, orphan and late records with reasons (JSON lines)")
     p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
-    p.add_argument("--store", metavar="URL",
-                   help="also write per-query aggregates to sqlite:///PATH (env SEARCHPULSE_STORE)")
+    _store(p)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
     _common(p)
@@ -239,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instance-id", help="kafka.instance_id (default: host name)")
     p.add_argument("--metrics-port", type=int, help="http.port (default 9464)")
     p.add_argument("--idle-timeout", type=float, help="kafka.idle_timeout_s (default 60)")
+    _store(p)
     _common(p)
     p.set_defaults(func=cmd_collect)
 
@@ -251,8 +286,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duration", metavar="DURATION",
                    help="stop after this much wall time, e.g. 2m (default: until Ctrl-C)")
     p.add_argument("--port", type=int, help="metrics port (http.port, default 9464)")
+    _store(p)
     _common(p)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "feedback", help="mine failing queries into candidates for the next judgment set",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read the per-query aggregates of a period from the store, score each query "
+                    "(zero-result, reformulation and abandonment rates with Wilson lower "
+                    "bounds; impact = searches × failure), split them into strata, drop "
+                    "queries holding personal data and queries already judged, select per-"
+                    "stratum quotas of failing queries plus a calibration sample, pool the "
+                    "documents to judge and write the files for the judges.",
+        epilog="Writes to --out: candidates.csv, topics.tsv, pool.quepid.csv, "
+               "qrels.template.txt,\nsrw-query-set.json, srw-judgments.json, strata.csv, "
+               "report.html.\nQuotas, thresholds and depths: the feedback.* settings "
+               "(searchpulse --help).\nExit codes: 0 ok, 2 configuration error, 3 store, "
+               "judgments or runs unusable, or no data in the period.")
+    p.add_argument("--since", default="90d",
+                   help="period: days back from today (90d) or a date (2026-09-01); default 90d")
+    p.add_argument("--judgments", action="append", metavar="FILE",
+                   help="current judgment set, its queries are excluded: Quepid CSV or TREC "
+                        "qrels (with --topics); repeatable")
+    p.add_argument("--topics", metavar="FILE",
+                   help="TOPIC<TAB>QUERY lines naming the topics of TREC qrels and runs")
+    p.add_argument("--run", action="append", metavar="FILE",
+                   help="TREC run of a candidate ranker; its top documents join the pool; "
+                        "repeatable")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seed of the calibration sample (same seed, same output)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    _store(p)
+    _common(p)
+    p.set_defaults(func=cmd_feedback)
 
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)

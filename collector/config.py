@@ -47,6 +47,10 @@ def _share(value: float) -> str | None:
     return None if 0 < value < 1 else "must be between 0 and 1 (exclusive)"
 
 
+def _percent(value: float) -> str | None:
+    return None if 0 < value <= 100 else "must be in (0, 100]"
+
+
 def _port(value: int) -> str | None:
     return None if 0 <= value <= 65535 else "must be a TCP port (0-65535)"
 
@@ -115,6 +119,30 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store.shown_depth", int, 10,
             "Documents counted as shown per search (its first result positions), and kept per "
             "query and day.", _positive),
+    Setting("feedback.quota_head", int, 25, "Judgment candidates from head queries.",
+            _non_negative),
+    Setting("feedback.quota_torso", int, 50, "Judgment candidates from torso queries.",
+            _non_negative),
+    Setting("feedback.quota_tail", int, 100, "Judgment candidates from tail queries.",
+            _non_negative),
+    Setting("feedback.quota_known_item", int, 25, "Judgment candidates from known-item queries.",
+            _non_negative),
+    Setting("feedback.calibration_share", float, 0.2,
+            "Share of each quota sampled from non-failing queries (∝ traffic) for calibration.",
+            _share),
+    Setting("feedback.failure_threshold", float, 0.1,
+            "A query fails when the Wilson lower bound of its zero-result, reformulation or "
+            "abandonment or no-click rate exceeds its application's rate by this much.", _share),
+    Setting("feedback.confidence", float, 0.99,
+            "Confidence of the Wilson lower bounds that score queries (two-sided).", _share),
+    Setting("feedback.min_searches", int, 2, "Queries with fewer searches in the period are "
+            "not considered.", _positive),
+    Setting("feedback.pool_depth", int, 10,
+            "Documents pooled per source (shown, clicked, each extra run) and candidate.",
+            _positive),
+    Setting("feedback.near_duplicate_similarity", float, 90.0,
+            "Word-order-insensitive similarity (0-100) at which a query is a near-duplicate of "
+            "one already chosen for the same application.", _percent),
     Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.", None),
     Setting("kafka.topics", list, ["ubi"], "Topics of UBI query and event records.", None),
     Setting("kafka.group_id", str, "searchpulse", "Consumer group of the collectors.", None),

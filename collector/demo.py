@@ -18,6 +18,7 @@ from collector.engine import Engine
 from collector.http import MetricsServer
 from collector.metrics import SearchpulseCollector
 from collector.sources.simulator import SimulationSpec, Simulator
+from collector.store_writer import StoreWriter
 from collector.summary import quality_summary
 
 _HEADLINES = (("searches", "searches", "{:,}"), ("zero-result rate", "zero_result_rate", "{:.1%}"),
@@ -67,7 +68,10 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
 
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
              host: str, port: int, out: TextIO = sys.stderr) -> Engine:
-    engine = Engine(config, max_future_s=inf)  # accelerated event time runs ahead of the clock
+    writer = StoreWriter.from_config(config)
+    engine = Engine(config, max_future_s=inf,  # accelerated event time runs ahead of the clock
+                    query_stats=writer.new_stats() if writer is not None else None)
+    stats = [engine.sessions.query_stats]
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     registry.register(SearchpulseCollector(engine.view))
@@ -79,10 +83,15 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
             engine.process(raw)
             if not count & 255:
                 view.maybe_draw(engine, started, server.port)
+                if writer is not None and writer.due(stats):
+                    writer.flush(stats)
     except KeyboardInterrupt:
         pass
     finally:
         engine.close()
         view.maybe_draw(engine, started, server.port, force=True)
         server.stop()
+        if writer is not None:
+            writer.flush(stats)
+            writer.close()
     return engine

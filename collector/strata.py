@@ -153,8 +153,11 @@ class StrataClassifier:
             found = self._cache[raw] = QueryText(normalized, self._fixed(normalized))
         return found
 
+    def is_known_item(self, normalized: str) -> bool:
+        return normalized in self.titles or self.known_item.fullmatch(normalized) is not None
+
     def _fixed(self, normalized: str) -> int:
-        if normalized in self.titles or self.known_item.fullmatch(normalized):
+        if self.is_known_item(normalized):
             return KNOWN_ITEM
         if self.table is not None:
             return self.table.get(normalized, TAIL)

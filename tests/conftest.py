@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -107,15 +108,20 @@ def postgres_url() -> Iterator[str]:
     server.stop()
 
 
+@pytest.fixture
+def postgres_database(postgres_url) -> str:
+    """The URL of a new, empty database on the test PostgreSQL."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}")
+    return postgres_url.rsplit("/", 1)[0] + "/" + name
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request, tmp_path) -> str:
     """An empty store of each kind."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'aggregates.db'}"
-    url = request.getfixturevalue("postgres_url")
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as db:
-        for table in ("query_stats", "query_items", "store_offsets"):
-            db.execute(f"DROP TABLE IF EXISTS {table}")
-    return url
+    return request.getfixturevalue("postgres_database")

@@ -13,7 +13,10 @@ its own). Delivery (docs/delivery.md):
 * a partition (re)starts at C and **replays** up to H to rebuild its open sessions, then forgets
   what the replay counted (those effects are in the checkpointed counters): nothing twice;
 * a restarted instance restores its counters from its last checkpoint, so every counter series
-  continues where Prometheus last saw it.
+  continues where Prometheus last saw it;
+* per-query aggregates (with ``store.url``) go to the store every ``store.flush_interval_s``, in
+  one database transaction with each partition's [C, H]: on assignment the partition also
+  replays from the store's C and drops the aggregates it rebuilt before the store's H.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from collector import accounting as acc
 from collector.config import Config
 from collector.engine import Engine
 from collector.events import OVERSIZED
+from collector.query_stats import QueryStats
+from collector.store_writer import StoreWriter
 from collector.view import View, merge_views, view_from_dict, view_to_dict
 
 log = logging.getLogger(__name__)
@@ -104,14 +109,17 @@ class DeadLetterTopic:
 
 
 class PartitionEngine:
-    """An engine for one partition, its offsets and its replay state."""
+    """An engine for one partition, its offsets and its replay state: counters rebuilt before
+    ``replay_until`` and per-query aggregates rebuilt before ``stats_until`` are already kept
+    (in the checkpoint, in the store) and are dropped when the replay reaches them."""
 
     def __init__(self, engine: Engine, dead_letters: DeadLetterTopic, start: int,
-                 replay_until: int | None) -> None:
+                 replay_until: int | None, stats_until: int | None = None) -> None:
         self.engine = engine
         self.dead_letters = dead_letters
         self.next_offset = start
         self.replay_until = replay_until if replay_until and replay_until > start else None
+        self.stats_until = stats_until if stats_until and stats_until > start else None
         dead_letters.muted = self.replay_until is not None
         self.buckets: deque[list[float]] = deque()  # [first offset, newest event time after]
         self.last_record = time.monotonic()
@@ -119,12 +127,17 @@ class PartitionEngine:
 
     @property
     def replaying(self) -> bool:
-        return self.replay_until is not None
+        return self.replay_until is not None or self.stats_until is not None
+
+    @property
+    def query_stats(self) -> QueryStats | None:
+        return self.engine.sessions.query_stats
 
     def feed(self, offsets_and_values: list[tuple[int, bytes]], max_bytes: int) -> None:
-        until = self.replay_until
+        until = min((h for h in (self.replay_until, self.stats_until) if h is not None),
+                    default=None)
         if until is not None and offsets_and_values[-1][0] >= until > offsets_and_values[0][0]:
-            # The replay ends inside this batch: what follows its end must be counted.
+            # A replay ends inside this batch: what follows its end must be counted.
             split = next(i for i, (offset, _) in enumerate(offsets_and_values) if offset >= until)
             self.feed(offsets_and_values[:split], max_bytes)
             self.feed(offsets_and_values[split:], max_bytes)
@@ -147,6 +160,10 @@ class PartitionEngine:
             self.engine.reset_counts()  # those effects are in the checkpointed counters
             self.replay_until = None
             self.dead_letters.muted = False
+        if self.stats_until is not None and self.next_offset >= self.stats_until:
+            if self.query_stats is not None:
+                self.query_stats.drain()  # those aggregates are in the store
+            self.stats_until = None
 
     def _oversized(self, value: bytes | None) -> None:
         stats = self.engine.stats
@@ -183,6 +200,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.consumed: Counter[str] = Counter()
         self.connected = False
         self.sequence = 0
+        self.writer = StoreWriter.from_config(config)
         options = client_options(config)
         self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
                                       client_id=f"searchpulse-{self.instance}")
@@ -221,6 +239,20 @@ class KafkaCollector(ConsumerRebalanceListener):
             pass
         finally:
             admin.close()
+
+    def flush_aggregates(self, force: bool = False) -> None:
+        """Per-query aggregates and the offsets they cover, in one store transaction, when due.
+        A partition still replaying neither flushes nor moves its stored offsets."""
+        if self.writer is None:
+            return
+        parts = {tp: p for tp, p in self.parts.items()
+                 if not p.replaying and p.query_stats is not None}
+        stats = [p.query_stats for p in parts.values()]
+        if not parts or not (force or self.writer.due(stats)):
+            return
+        offsets = {(tp.topic, tp.partition): (p.safe_offset(), p.next_offset)
+                   for tp, p in parts.items()}
+        self.writer.flush(stats, offsets, self.config["kafka.group_id"])
 
     def checkpoint(self) -> bool:
         """Commit safe offsets (high-water in the metadata), then persist and expose counts."""
@@ -299,16 +331,24 @@ class KafkaCollector(ConsumerRebalanceListener):
 
     def _assign(self, tp: TopicPartition) -> None:
         start, high = self._start_offsets(tp)
+        stats_until = high
+        if self.writer is not None:
+            stored = self.writer.store.offsets(self.config["kafka.group_id"]).get(
+                (tp.topic, tp.partition))
+            if stored is not None:  # the store may be ahead of or behind the checkpoint
+                start = stored[0] if start is None else min(start, stored[0])
+                stats_until = stored[1]
         if start is None:
             start = self.consumer.beginning_offsets([tp])[tp]
         self.consumer.seek(tp, start)
-        engine = Engine(self.config)
+        engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None)
         sink = DeadLetterTopic(self.producer, self.config["kafka.dead_letter_topic"],
                                f"{tp.topic}:{tp.partition}")
         engine.dead_letters = sink
-        self.parts[tp] = PartitionEngine(engine, sink, start, high)
+        self.parts[tp] = PartitionEngine(engine, sink, start, high, stats_until)
         log.info("partition %s:%d assigned at offset %d%s", tp.topic, tp.partition, start,
-                 f", replaying to {high}" if high and high > start else "")
+                 f", replaying to {max(high or 0, stats_until or 0)}"
+                 if max(high or 0, stats_until or 0) > start else "")
 
     def _start_offsets(self, tp: TopicPartition) -> tuple[int | None, int | None]:
         """(safe, high) of the newest checkpoint of any instance that covered the partition:
@@ -350,9 +390,13 @@ class KafkaCollector(ConsumerRebalanceListener):
             now = time.monotonic()
             if now >= next_checkpoint:
                 self._advance_idle(now, idle)
+                self.flush_aggregates()
                 self.checkpoint()
                 next_checkpoint = now + interval
+        self.flush_aggregates(force=True)
         self.checkpoint()
+        if self.writer is not None:
+            self.writer.close()
         self.consumer.close()  # leaves the group (revoke callback checkpoints once more)
         self.producer.close(timeout=10)
 

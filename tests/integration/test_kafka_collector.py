@@ -18,6 +18,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
 from collector.config import load_config
+from collector.query_store import open_store
 from collector.sources.kafka import read_checkpoints
 from collector.sources.kafka_producer import record_key
 from collector.sources.simulator import SimulationSpec, Simulator
@@ -41,6 +42,35 @@ COUNTERS = {  # replay summary key → metric
 def truth_counts(truth: dict) -> dict[tuple[str, str], float]:
     return {(app, key): totals[key] for app, totals in truth["by_application"].items()
             for key in COUNTERS}
+
+
+STORED = {"searches": "searches", "zero_result_searches": "zero_result",  # summary → column
+          "clicked_searches": "clicked", "clicks": "clicks", "converted_searches": "converted",
+          "reformulated_searches": "reformulated", "abandoned_searches": "abandoned"}
+
+
+def stored_counts(store_url: str) -> dict[tuple[str, str], float]:
+    """The per-query aggregates in the store, summed per application."""
+    store = open_store(store_url)
+    try:
+        totals = store.totals("1970-01-01").groupby("application").sum(numeric_only=True)
+    finally:
+        store.close()
+    return {(app, key): int(totals.loc[app, column]) for app in totals.index
+            for key, column in STORED.items()}
+
+
+def wait_for_stored_truth(store_url: str, truth: dict, timeout: float = 60.0) -> None:
+    """Aggregates are flushed every store.flush_interval_s: wait for the last flush."""
+    expected = {(app, key): totals[key] for app, totals in truth["by_application"].items()
+                for key in STORED}
+    deadline = time.monotonic() + timeout
+    while True:
+        got = stored_counts(store_url)
+        if got == expected or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert got == expected, {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v}
 
 
 def counts_from_text(text: str) -> dict[tuple[str, str], float]:
@@ -184,8 +214,12 @@ def test_collect_equals_ground_truth_and_dead_letters_malformed_records(kafka, t
 
 
 def test_sigkill_three_times_neither_loses_nor_double_counts(kafka, tmp_path):
+    """Counters and per-query aggregates (flushed twice a second, so kills land in and
+    around flushes) both end exactly at the ground truth."""
     run = Run(kafka[0], tmp_path, sessions=40_000, seed=12)
-    collector, url = run.collector("a")
+    store_url = f"sqlite:///{tmp_path / 'aggregates.db'}"
+    collector, url = run.collector("a", "--set", f"store.url={store_url}",
+                                   "--set", "store.flush_interval_s=0.5")
     history: list[dict] = []
     rng = random.Random(7)
     for _ in range(3):
@@ -199,15 +233,19 @@ def test_sigkill_three_times_neither_loses_nor_double_counts(kafka, tmp_path):
     collector.start()
     try:
         wait_for_truth(url, truth_counts(run.truth), history=history)
+        wait_for_stored_truth(store_url, run.truth)
     finally:
         collector.stop()
     assert_monotonic(history)
 
 
-def test_a_group_member_dies_and_the_other_takes_over(kafka, tmp_path):
+def test_a_group_member_dies_and_the_other_takes_over(kafka, tmp_path, postgres_database):
+    """Both members write aggregates to one PostgreSQL; the survivor's counters plus the dead
+    member's last checkpoint, and the stored aggregates, equal the ground truth."""
     run = Run(kafka[0], tmp_path, sessions=30_000, seed=13)
-    first, first_url = run.collector("a")
-    second, second_url = run.collector("b")
+    store = ("--set", f"store.url={postgres_database}", "--set", "store.flush_interval_s=0.5")
+    first, first_url = run.collector("a", *store)
+    second, second_url = run.collector("b", *store)
     first.start()
     second.start()
     try:
@@ -224,6 +262,7 @@ def test_a_group_member_dies_and_the_other_takes_over(kafka, tmp_path):
                 break
             time.sleep(0.5)
         assert {k: total.get(k, 0) for k in expected} == expected
+        wait_for_stored_truth(postgres_database, run.truth)
     finally:
         second.stop()
 

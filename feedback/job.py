@@ -1,0 +1,154 @@
+"""``searchpulse feedback``: store → per-query signals → strata → PII and judged queries out →
+selection → pooling → files. Each step is its own module; this one only runs them in order."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from collector.config import Config
+from collector.pii import PiiScrubber
+from collector.query_store import open_store, redact
+from collector.strata import StrataClassifier, load_titles
+from feedback import outputs, report
+from feedback.judgments import read_judged, read_run, read_topics
+from feedback.pooling import pool_all
+from feedback.selection import SelectionRules, select
+from feedback.signals import add_signals, z_score
+from feedback.strata import assign_strata, write_strata_csv
+
+SAMPLE_REFORMULATIONS = 3
+TOP_FAILING = 50
+
+
+class FeedbackError(ValueError):
+    """The job cannot run on this input (an empty period, an unusable argument)."""
+
+
+@dataclass
+class FeedbackRequest:
+    store: str
+    out: Path
+    since: str = "90d"  # a duration back from today, or a date YYYY-MM-DD
+    judgments: list[str] = field(default_factory=list)
+    topics: str | None = None
+    runs: list[str] = field(default_factory=list)
+    seed: int = 1
+    progress: bool = False
+    today: date | None = None
+
+
+def since_day(since: str, today: date) -> str:
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
+        return since
+    match = re.fullmatch(r"(\d+)d", since.strip())
+    if not match:
+        raise FeedbackError(f"--since {since!r}: expected a number of days (90d) or a date "
+                            "(2026-09-01)")
+    return (today - timedelta(days=int(match.group(1)))).isoformat()
+
+
+def rules_from(config: Config, seed: int) -> SelectionRules:
+    return SelectionRules(
+        quotas={s: config[f"feedback.quota_{s}"] for s in ("head", "torso", "tail",
+                                                            "known_item")},
+        calibration_share=config["feedback.calibration_share"],
+        failure_threshold=config["feedback.failure_threshold"],
+        similarity=config["feedback.near_duplicate_similarity"], seed=seed)
+
+
+def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
+    """Run the job; returns its summary (also at the top of the report)."""
+    started = time.perf_counter()
+    today = request.today or datetime.now(UTC).date()
+    since = since_day(request.since, today)
+    topics = read_topics(request.topics) if request.topics else None
+    if request.runs and topics is None:
+        raise FeedbackError("--run: TREC runs name topics by id; pass --topics FILE too")
+    depth = config["feedback.pool_depth"]
+    runs = {Path(p).stem: read_run(p, topics, depth) for p in request.runs}
+    judged = read_judged(request.judgments, topics)
+    scrubber = PiiScrubber(config["pii.patterns"])
+    steps = tqdm(total=6, desc="feedback", unit="step", disable=not request.progress)
+
+    store = open_store(request.store)
+    try:
+        steps.set_postfix_str("loading")
+        frame = store.totals(since)
+        if frame.empty:
+            raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
+                                f"since {since}: run the collector with --store first")
+        steps.update()
+        steps.set_postfix_str("signals and strata")
+        add_signals(frame, z_score(config["feedback.confidence"]))
+        classifier = StrataClassifier(
+            patterns=config["strata.known_item_patterns"],
+            titles=(load_titles(config["strata.known_item_titles_file"])
+                    if config["strata.known_item_titles_file"] else ()))
+        frame["stratum"] = assign_strata(frame, classifier, config["strata.head_share"],
+                                         config["strata.torso_share"])
+        steps.update()
+        steps.set_postfix_str("personal data and judged queries")
+        personal = frame["query"].map(scrubber.contains_pii).astype(bool)
+        dropped = frame[personal]
+        frame = frame[~personal]
+        is_judged = frame["query"].isin(judged)
+        eligible = frame[~is_judged & (frame["searches"] >= config["feedback.min_searches"])]
+        steps.update()
+        steps.set_postfix_str("selection")
+        selection = select(eligible, rules_from(config, request.seed))
+        chosen = selection.chosen
+        chosen.insert(0, "topic", [f"sp-{i:04d}" for i in range(1, len(chosen) + 1)])
+        steps.update()
+        steps.set_postfix_str("pooling")
+        pooled, items = pool_all(
+            list(chosen[["topic", "query", "application"]].itertuples(index=False)),
+            lambda application, query: store.items(application, query, since), runs, depth)
+        chosen["sample_reformulations"] = [
+            " | ".join([r for r in items[(a, q)]["reformulations"]
+                        if not scrubber.contains_pii(r)][:SAMPLE_REFORMULATIONS])
+            for a, q in zip(chosen["application"], chosen["query"], strict=True)]
+        steps.update()
+    finally:
+        store.close()
+
+    steps.set_postfix_str("writing")
+    out = request.out
+    out.mkdir(parents=True, exist_ok=True)
+    strata_rows = write_strata_csv(out / "strata.csv", frame)
+    outputs.write_candidates(out / "candidates.csv", chosen)
+    outputs.write_topics(out / "topics.tsv", chosen)
+    outputs.write_quepid(out / "pool.quepid.csv", pooled)
+    outputs.write_qrels(out / "qrels.template.txt", pooled)
+    outputs.write_srw(out, chosen, pooled, f"searchpulse candidates {today.isoformat()}")
+    failing = frame[frame["failure"] >= config["feedback.failure_threshold"]]
+    summary = {
+        "period": f"{since} to {today.isoformat()}",
+        "store": redact(request.store),
+        "queries": int(len(frame) + len(dropped)),
+        "searches": int(frame["searches"].sum() + dropped["searches"].sum()),
+        "dropped_personal_data_queries": int(len(dropped)),
+        "dropped_personal_data_searches": int(dropped["searches"].sum()),
+        "excluded_already_judged": int(is_judged.sum()),
+        "failing_queries": int(len(failing)),
+        "collapsed_near_duplicates": selection.collapsed,
+        "candidates": int(len(chosen)),
+        "calibration_candidates": int((chosen["selected_as"] == "calibration").sum()),
+        "pooled_documents": len(pooled),
+        "shortfall": selection.shortfall,
+        "strata_csv_rows": strata_rows,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    top_failing = failing.sort_values(["impact", "query"], ascending=[False, True]).head(
+        TOP_FAILING)
+    (out / "report.html").write_text(report.render(summary, frame, chosen, top_failing),
+                                     encoding="utf-8")
+    steps.update()
+    steps.close()
+    return summary
