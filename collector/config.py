@@ -130,7 +130,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("feedback.calibration_share", float, 0.2,
             "Share of each quota sampled from non-failing queries (∝ traffic) for calibration.",
             _share),
-    Setting("feedback.failure_threshold", float, 0.1,
+    Setting("feedback.failure_threshold", float, 0.05,
             "A query fails when the Wilson lower bound of its zero-result, reformulation or "
             "abandonment or no-click rate exceeds its application's rate by this much.", _share),
     Setting("feedback.confidence", float, 0.99,

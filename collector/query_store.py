@@ -85,13 +85,15 @@ class QueryStore:
     errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, url: str, db: Any, schema: tuple[str, ...],
-                 items_per_flush: dict[str, int]) -> None:
+                 items_per_flush: dict[str, int], read_only: bool) -> None:
         self.url = url
         self.db = db
         self.items_per_flush = items_per_flush
         self._sql = {name: sql.replace("?", self.placeholder) for name, sql in (
             ("counts", _UPSERT_COUNTS), ("items", _UPSERT_ITEMS), ("offsets", _UPSERT_OFFSETS),
             ("totals", _TOTALS), ("items_of", _ITEMS), ("row_items", _ROW_ITEMS))}
+        if read_only:
+            return
         try:
             with self._transaction():
                 for statement in schema:
@@ -180,22 +182,27 @@ class QueryStore:
 class SqliteStore(QueryStore):
     errors = (sqlite3.Error,)
 
-    def __init__(self, path: str, items_per_flush: dict[str, int]) -> None:
+    def __init__(self, path: str, items_per_flush: dict[str, int], read_only: bool) -> None:
         try:
-            db = sqlite3.connect(path)
-            db.execute("PRAGMA journal_mode=WAL")  # readers (the feedback job) never block
-            db.execute("PRAGMA synchronous=NORMAL")  # a power cut may lose the last flushes,
-            # together with their offsets: the store stays consistent with what it covers
+            if read_only:  # a reader never creates or changes a store
+                db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                db.execute("SELECT 1 FROM query_stats LIMIT 1")
+            else:
+                db = sqlite3.connect(path)
+                db.execute("PRAGMA journal_mode=WAL")  # readers (the feedback job) never block
+                db.execute("PRAGMA synchronous=NORMAL")  # a power cut may lose the last
+                # flushes, together with their offsets: the store stays consistent
         except sqlite3.Error as error:
             raise StoreError(f"store sqlite:///{path}: {error}") from None
         super().__init__(f"sqlite:///{path}", db,
-                         _schema("INTEGER", "REAL", " WITHOUT ROWID"), items_per_flush)
+                         _schema("INTEGER", "REAL", " WITHOUT ROWID"), items_per_flush,
+                         read_only)
 
 
 class PostgresStore(QueryStore):
     placeholder = "%s"
 
-    def __init__(self, url: str, items_per_flush: dict[str, int]) -> None:
+    def __init__(self, url: str, items_per_flush: dict[str, int], read_only: bool) -> None:
         try:
             import psycopg
         except ImportError:
@@ -206,18 +213,20 @@ class PostgresStore(QueryStore):
             db = psycopg.connect(url, connect_timeout=10, autocommit=True)
         except psycopg.Error as error:
             raise StoreError(f"store {redact(url)}: {error}") from None
-        super().__init__(url, db, _schema("BIGINT", "DOUBLE PRECISION", ""), items_per_flush)
+        super().__init__(url, db, _schema("BIGINT", "DOUBLE PRECISION", ""), items_per_flush,
+                         read_only)
 
     def _transaction(self) -> Any:
         return self.db.transaction()  # reads autocommit; each flush is one transaction
 
 
-def open_store(url: str, shown_depth: int = 10) -> QueryStore:
-    """A store from its URL; ``shown_depth`` documents shown and clicked are kept per flush."""
+def open_store(url: str, shown_depth: int = 10, read_only: bool = False) -> QueryStore:
+    """A store from its URL; ``shown_depth`` documents shown and clicked are kept per flush.
+    ``read_only``: the store must exist already, and is neither created nor changed."""
     items = {"shown": shown_depth, "clicked_documents": shown_depth,
              "reformulations": TOP_REFORMULATIONS}
     if url.startswith("sqlite:///"):
-        return SqliteStore(url.removeprefix("sqlite:///"), items)
+        return SqliteStore(url.removeprefix("sqlite:///"), items, read_only)
     if url.startswith(("postgresql://", "postgres://")):
-        return PostgresStore(url, items)
+        return PostgresStore(url, items, read_only)
     raise StoreError(f"store {redact(url)!r}: expected sqlite:///PATH or postgresql://…")

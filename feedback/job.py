@@ -77,7 +77,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     scrubber = PiiScrubber(config["pii.patterns"])
     steps = tqdm(total=6, desc="feedback", unit="step", disable=not request.progress)
 
-    store = open_store(request.store)
+    store = open_store(request.store, read_only=True)
     try:
         steps.set_postfix_str("loading")
         frame = store.totals(since)

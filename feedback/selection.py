@@ -1,12 +1,14 @@
 """Which queries go to the judges: per stratum, mostly the highest-impact failing queries, plus
 a share of non-failing queries sampled in proportion to their traffic for calibration (a
 judgment set must represent real traffic, not only failures). Near-duplicates of a query already
-chosen for the same application (same words in another order, a typo) are collapsed into it.
+chosen for the same application (same words in another order, a typo) are collapsed into it;
+queries with different numbers are never near-duplicates ("iphone 13" is not "iphone 14").
 Deterministic: ties break on the query text, and the sample uses ``seed``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +18,7 @@ from rapidfuzz import fuzz, process
 from collector.quality import STRATA
 
 FAILING, CALIBRATION = "failing", "calibration"
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -35,15 +38,15 @@ class Selection:
 
 
 class _Picker:
-    """Chosen queries per application, for the near-duplicate test."""
+    """Chosen queries per application and numbers, for the near-duplicate test."""
 
     def __init__(self, similarity: float) -> None:
         self.similarity = similarity
-        self.by_application: dict[str, list[str]] = {}
+        self.chosen: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self.collapsed = 0
 
     def take(self, application: str, query: str) -> bool:
-        chosen = self.by_application.setdefault(application, [])
+        chosen = self.chosen.setdefault((application, tuple(_DIGITS.findall(query))), [])
         if process.extractOne(query, chosen, scorer=fuzz.token_sort_ratio,
                               score_cutoff=self.similarity) is not None:
             self.collapsed += 1
@@ -64,31 +67,33 @@ def _walk(rows: pd.DataFrame, picker: _Picker, wanted: int) -> list[int]:
 
 
 def select(frame: pd.DataFrame, rules: SelectionRules) -> Selection:
-    """``frame``: eligible per-(application, query) rows with stratum, failure and impact."""
+    """``frame``: eligible per-(application, query) rows with stratum, failure and impact.
+    Failing queries are chosen first in every stratum, so the seed only moves the sample."""
     rng = np.random.default_rng(rules.seed)
     picker = _Picker(rules.similarity)
     failing = frame["failure"] >= rules.failure_threshold
-    parts = []
-    shortfall: dict[str, dict[str, int]] = {}
-    for stratum in STRATA:
-        quota = rules.quotas.get(stratum, 0)
-        if quota <= 0:
-            continue
-        calibration_quota = round(quota * rules.calibration_share)
-        in_stratum = frame["stratum"] == stratum
-        worst = frame[in_stratum & failing].sort_values(["impact", "query", "application"],
-                                                         ascending=[False, True, True])
-        taken = _walk(worst, picker, quota - calibration_quota)
+    quotas = {s: rules.quotas.get(s, 0) for s in STRATA if rules.quotas.get(s, 0) > 0}
+    calibration_quotas = {s: round(q * rules.calibration_share) for s, q in quotas.items()}
+    taken: dict[str, list[int]] = {}
+    for stratum, quota in quotas.items():
+        worst = frame[(frame["stratum"] == stratum) & failing].sort_values(
+            ["impact", "query", "application"], ascending=[False, True, True])
+        taken[stratum] = _walk(worst, picker, quota - calibration_quotas[stratum])
+    sampled: dict[str, list[int]] = {}
+    for stratum, wanted in calibration_quotas.items():
         # Efraimidis–Spirakis: sorting by u^(1/w) samples without replacement ∝ w.
-        healthy = frame[in_stratum & ~failing].sort_values(["query", "application"])
+        healthy = frame[(frame["stratum"] == stratum) & ~failing].sort_values(
+            ["query", "application"])
         keys = rng.random(len(healthy)) ** (1.0 / healthy["searches"].to_numpy(dtype=float))
-        sampled = _walk(healthy.iloc[np.argsort(-keys, kind="stable")], picker,
-                        calibration_quota)
-        missing = {FAILING: quota - calibration_quota - len(taken),
-                   CALIBRATION: calibration_quota - len(sampled)}
+        sampled[stratum] = _walk(healthy.iloc[np.argsort(-keys, kind="stable")], picker,
+                                 wanted)
+    parts, shortfall = [], {}
+    for stratum, quota in quotas.items():
+        missing = {FAILING: quota - calibration_quotas[stratum] - len(taken[stratum]),
+                   CALIBRATION: calibration_quotas[stratum] - len(sampled[stratum])}
         if any(missing.values()):
             shortfall[stratum] = {k: v for k, v in missing.items() if v}
-        parts.append(frame.loc[taken].assign(selected_as=FAILING))
-        parts.append(frame.loc[sampled].assign(selected_as=CALIBRATION))
-    chosen = (pd.concat(parts) if parts else frame.iloc[:0].assign(selected_as=""))
+        parts.append(frame.loc[taken[stratum]].assign(selected_as=FAILING))
+        parts.append(frame.loc[sampled[stratum]].assign(selected_as=CALIBRATION))
+    chosen = pd.concat(parts) if parts else frame.iloc[:0].assign(selected_as="")
     return Selection(chosen.reset_index(drop=True), picker.collapsed, shortfall)

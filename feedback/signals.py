@@ -65,7 +65,7 @@ def add_signals(frame: pd.DataFrame, z: float = Z) -> pd.DataFrame:
             usual = (numerator.groupby(by_application).transform("sum")
                      / denominator.groupby(by_application).transform("sum"))
             excess.append(np.nan_to_num(frame[f"{name}_lb"] - usual.to_numpy(), nan=0.0))
-    frame.drop(columns=["no_click_rate", "no_click_lb"], inplace=True)
+    del frame["no_click_rate"], frame["no_click_lb"]
     frame["mrr"] = _rate(frame["reciprocal_rank_sum"], frame["ranked_clicked"])
     frame["mrr_lb"] = wilson_lower(frame["reciprocal_rank_sum"], frame["ranked_clicked"], z)
     bounds = np.clip(np.column_stack(excess), 0.0, None)

@@ -1,0 +1,231 @@
+"""`searchpulse feedback` end to end on simulated traffic whose failing queries are known by
+construction: the selection, quotas, calibration, exclusions, PII, pooling, every output format,
+determinism, both stores (SQLite and a real PostgreSQL give the same files) and bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from collector.cli import EXIT_INPUT, EXIT_OK, main
+from collector.config import load_config
+from collector.outcomes import normalize_query
+from collector.query_store import open_store
+from collector.replay import replay
+from collector.sources.simulator import SimulationSpec, Simulator
+from collector.strata import load_strata_csv
+
+SPEC = SimulationSpec(seed=3, sessions=20_000)
+QUOTAS = {"head": 25, "torso": 50, "tail": 100, "known_item": 25}  # the defaults
+CALIBRATION_SHARE = 0.2
+PERSONAL = ["mail john.doe@example.com invoice", "call +44 20 7946 0958",
+            "card 4111 1111 1111 1111", "customer 123456789012345678"]
+
+
+def _personal_records() -> list[bytes]:
+    """Searches for personal data, all without results: they would rank high if kept. Ten days
+    after the simulated traffic, so they are not late for it nor it for them."""
+    records = []
+    for n, text in enumerate(PERSONAL):
+        for i in range(30):
+            records.append(json.dumps({
+                "query_id": f"pii-{n}-{i}", "user_query": text, "client_id": f"pii-{n}-{i}",
+                "timestamp": int((SPEC.start + 10 * 86400 + 60 * n + i) * 1000),
+                "application": "web",
+                "query_response_hit_ids": []}).encode() + b"\n")
+    return records
+
+
+@pytest.fixture(scope="module")
+def simulation(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("feedback")
+    simulator = Simulator(SPEC)
+    log = directory / "ubi.jsonl"
+    log.write_bytes(b"".join([*simulator.records(), *_personal_records()]))
+    store = f"sqlite:///{directory / 'aggregates.db'}"
+    replay([str(log)], load_config(environ={}), store=store)
+    return simulator.vocab, log, store
+
+
+def run_job(store: str, out: Path, capsys, *extra: str) -> dict:
+    assert main(["feedback", "--store", store, "--since", "2026-01-01", "--out", str(out),
+                 "--json", *extra]) == EXIT_OK
+    return json.loads(capsys.readouterr().out)
+
+
+def by_construction(vocab, query: str) -> str:
+    if query in vocab.broken:
+        return "broken"  # always zero results
+    if query in vocab.poor:
+        return "poor"  # clicked a quarter as often
+    if query not in vocab.strata:
+        return "off-vocabulary"  # reformulation variants, SKUs: half without results
+    return ""
+
+
+def test_selects_the_failing_queries_within_quotas(simulation, tmp_path, capsys):
+    vocab, _, store = simulation
+    summary = run_job(store, tmp_path / "out", capsys)
+    candidates = pd.read_csv(tmp_path / "out" / "candidates.csv", keep_default_na=False)
+    failing = candidates[candidates["selected_as"] == "failing"]
+    truth = failing["query"].map(lambda q: by_construction(vocab, q))
+    assert (truth != "").mean() >= 0.95, failing[truth == ""]
+    # every (application, query) failing by construction with enough traffic to tell:
+    # always without results from 8 searches on, clicked a quarter as often from 20 on
+    totals = open_store(store).totals("2026-01-01")
+    evident = totals[(totals["query"].isin(vocab.broken) & (totals["searches"] >= 8))
+                     | (totals["query"].isin(vocab.poor) & (totals["searches"] >= 20))]
+    evident = set(zip(evident["application"], evident["query"], strict=True))
+    assert len(evident) >= 7
+    assert evident <= set(zip(failing["application"], failing["query"], strict=True))
+    for stratum, quota in QUOTAS.items():
+        rows = candidates[candidates["stratum"] == stratum]
+        calibration = rows[rows["selected_as"] == "calibration"]
+        assert len(rows) <= quota
+        assert len(calibration) == round(quota * CALIBRATION_SHARE), stratum
+        assert not calibration["query"].map(lambda q: by_construction(vocab, q) in (
+            "broken", "poor")).any()
+    assert summary["candidates"] == len(candidates)
+    assert summary["calibration_candidates"] == sum(round(q * 0.2) for q in QUOTAS.values())
+    assert set(summary["shortfall"]) <= {"tail", "head"}  # few tail queries are provably bad
+
+
+def test_already_judged_queries_are_excluded(simulation, tmp_path, capsys):
+    _, _, store = simulation
+    run_job(store, tmp_path / "first", capsys)
+    first = pd.read_csv(tmp_path / "first" / "candidates.csv", keep_default_na=False)
+    judged = first[first["selected_as"] == "failing"]["query"].head(8).tolist()
+    quepid = tmp_path / "judged.csv"
+    quepid.write_text("query,docid,rating\n" + "".join(f"{q.title()},d1,2\n" for q in judged))
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("old-1\t" + judged[0] + "\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("old-1 0 d1 3\n")
+    summary = run_job(store, tmp_path / "second", capsys, "--judgments", str(quepid),
+                      "--judgments", str(qrels), "--topics", str(topics))
+    second = pd.read_csv(tmp_path / "second" / "candidates.csv", keep_default_na=False)
+    assert not set(judged) & set(second["query"])
+    assert summary["excluded_already_judged"] >= len(set(judged))
+
+
+def test_personal_data_is_dropped_counted_and_written_nowhere(simulation, tmp_path, capsys):
+    _, _, store = simulation
+    summary = run_job(store, tmp_path / "out", capsys)
+    assert summary["dropped_personal_data_queries"] == 4
+    assert summary["dropped_personal_data_searches"] == 120
+    written = "".join(p.read_text() for p in (tmp_path / "out").iterdir()).lower()
+    for text in PERSONAL:
+        normalized = normalize_query(text)
+        assert normalized not in written
+    for fragment in ("john.doe", "7946", "4111", "123456789012345678"):
+        assert fragment not in written
+
+
+class _Html(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.tags.append(tag)
+
+
+def test_every_output_parses_in_its_format(simulation, tmp_path, capsys):
+    vocab, _, store = simulation
+    out = tmp_path / "out"
+    run = tmp_path / "new-ranker.run"
+    first = tmp_path / "first"
+    run_job(store, first, capsys)
+    topics_path = first / "topics.tsv"
+    topic_lines = [line.split("\t") for line in topics_path.read_text().splitlines()]
+    run.write_text("".join(f"{topic} Q0 run-doc-{i} {i} {10 - i} new-ranker\n"
+                           for topic, *_ in topic_lines[:3] for i in range(1, 4)))
+    summary = run_job(store, out, capsys, "--run", str(run), "--topics", str(topics_path))
+    candidates = pd.read_csv(out / "candidates.csv", keep_default_na=False)
+    assert list(candidates.columns[:6]) == ["topic", "query", "application", "stratum",
+                                            "selected_as", "reason"]
+    assert (candidates[candidates["selected_as"] == "failing"]["reason"] != "").all()
+    assert candidates["topic"].is_unique
+    topics = [line.split("\t") for line in (out / "topics.tsv").read_text().splitlines()]
+    assert [t[0] for t in topics] == list(candidates["topic"])
+    with open(out / "pool.quepid.csv", newline="") as handle:
+        pool = list(csv.DictReader(handle))
+    assert list(pool[0]) == ["query", "docid", "rating"]
+    assert {row["rating"] for row in pool} == {""}
+    assert len(pool) == summary["pooled_documents"]
+    qrels = [line.split() for line in (out / "qrels.template.txt").read_text().splitlines()]
+    assert all(len(f) == 4 and f[1] == "0" and f[3] == "-1" for f in qrels)
+    assert {f[0] for f in qrels} <= set(candidates["topic"])
+    # the run's top documents joined the pool of its three queries (in every application)
+    run_queries = {t[1] for t in topic_lines[:3]}
+    pooled_run_docs = {(f[0], f[2]) for f in qrels if f[2].startswith("run-doc-")}
+    assert pooled_run_docs == {(t[0], f"run-doc-{i}") for t in topics if t[1] in run_queries
+                               for i in range(1, 4)}
+    query_set = json.loads((out / "srw-query-set.json").read_text())
+    assert query_set["sampling"] == "manual"
+    assert {q["queryText"] for q in query_set["querySetQueries"]} == set(candidates["query"])
+    judgments = json.loads((out / "srw-judgments.json").read_text())
+    assert judgments["type"] == "IMPORT_JUDGMENT"
+    assert sum(len(j["ratings"]) for j in judgments["judgmentRatings"]) == len(
+        {(row["query"], row["docid"]) for row in pool})
+    assert all(set(r) == {"docId", "rating"} for j in judgments["judgmentRatings"]
+               for r in j["ratings"])
+    strata = load_strata_csv(out / "strata.csv")  # the collector loads it as strata.file
+    assert set(strata.values()) == {0, 1}
+    head = {q for q, s in vocab.strata.items() if s == 0}
+    assert len(head & {q for q, s in strata.items() if s == 0}) >= 0.8 * len(head)
+    parser = _Html()
+    parser.feed((out / "report.html").read_text())
+    assert parser.tags.count("svg") == 2 and parser.tags.count("table") >= 3
+
+
+def test_same_seed_same_files_other_seed_other_calibration(simulation, tmp_path, capsys):
+    _, _, store = simulation
+    for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
+        run_job(store, tmp_path / name, capsys, "--seed", seed)
+    for file in ("candidates.csv", "pool.quepid.csv", "qrels.template.txt", "strata.csv",
+                 "srw-judgments.json"):
+        assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
+    a = pd.read_csv(tmp_path / "a" / "candidates.csv", keep_default_na=False)
+    c = pd.read_csv(tmp_path / "c" / "candidates.csv", keep_default_na=False)
+    failing = ["application", "query"]
+    assert a[a["selected_as"] == "failing"][failing].equals(
+        c[c["selected_as"] == "failing"][failing])
+    assert set(a[a["selected_as"] == "calibration"]["query"]) != set(
+        c[c["selected_as"] == "calibration"]["query"])
+
+
+def test_postgresql_store_gives_the_same_files(simulation, postgres_database, tmp_path,
+                                               capsys):
+    _, log, sqlite_store = simulation
+    replay([str(log)], load_config(environ={}), store=postgres_database)
+    run_job(sqlite_store, tmp_path / "sqlite", capsys)
+    run_job(postgres_database, tmp_path / "postgresql", capsys)
+    for file in ("candidates.csv", "pool.quepid.csv", "strata.csv"):
+        assert (tmp_path / "sqlite" / file).read_text() == (
+            tmp_path / "postgresql" / file).read_text(), file
+
+
+def test_an_empty_missing_or_unreadable_store_is_a_clear_error(tmp_path, capsys, caplog):
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    open_store(empty).close()  # a store the collector created, with nothing in it yet
+    assert main(["feedback", "--store", empty, "--out", str(tmp_path / "out")]) == EXIT_INPUT
+    assert "holds no per-query aggregates since" in caplog.text
+    missing = tmp_path / "missing.db"
+    assert main(["feedback", "--store", f"sqlite:///{missing}", "--out",
+                 str(tmp_path / "out")]) == EXIT_INPUT
+    assert f"store sqlite:///{missing}: unable to open database file" in caplog.text
+    assert not missing.exists()  # the job never creates a store
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"\x00not a database\x00" * 512)
+    assert main(["feedback", "--store", f"sqlite:///{garbage}", "--out",
+                 str(tmp_path / "out")]) == EXIT_INPUT
+    assert f"store sqlite:///{garbage}: file is not a database" in caplog.text
+    assert main(["feedback", "--store", empty, "--since", "last quarter", "--out",
+                 str(tmp_path / "out")]) == EXIT_INPUT
+    assert "--since 'last quarter'" in caplog.text

@@ -1,0 +1,27 @@
+"""Strata by cumulative volume share and known-item patterns; strata.csv loads in the collector."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from collector.strata import StrataClassifier, load_strata_csv
+from feedback.strata import assign_strata, write_strata_csv
+
+
+def test_cumulative_share_and_known_item(tmp_path):
+    frame = pd.DataFrame({
+        "application": ["web", "web", "mobile", "web", "web", "web", "web"],
+        "query": ["tent", "lamp", "tent", "chair", "sofa", "rug", "ab12345"],
+        "searches": [30, 25, 20, 10, 8, 7, 100]})
+    # query totals: ab12345 100 (known-item by pattern, still counted in the shares),
+    # tent 50, lamp 25, chair 10, sofa 8, rug 7 — total 200; share before each:
+    # ab12345 0, tent .5, lamp .75, chair .875, sofa .925, rug .965
+    frame["stratum"] = assign_strata(frame, StrataClassifier(), 0.5, 0.8)
+    assert dict(zip(frame["query"] + "@" + frame["application"], frame["stratum"],
+                    strict=True)) == {
+        "tent@web": "torso", "lamp@web": "torso", "tent@mobile": "torso", "chair@web": "tail",
+        "sofa@web": "tail", "rug@web": "tail", "ab12345@web": "known_item"}
+    path = tmp_path / "strata.csv"
+    assert write_strata_csv(path, frame) == 2
+    assert path.read_text().splitlines() == ["query,stratum", "tent,torso", "lamp,torso"]
+    assert load_strata_csv(path) == {"tent": 1, "lamp": 1}
