@@ -92,6 +92,6 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
         view.maybe_draw(engine, started, server.port, force=True)
         server.stop()
         if writer is not None:
-            writer.flush(stats)
+            writer.flush(stats, wait=True)
             writer.close()
     return engine

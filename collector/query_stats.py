@@ -2,10 +2,18 @@
 
 One row per (day, application, normalized query), fed by the same decisions that feed the
 metrics (so the two always agree). Rows are drained to a store (collector/query_store.py) that
-adds them up; document lists count the first ``shown_depth`` results of each search.
+adds them up. Counts are exact; the documents shown (the first ``shown_depth`` results of each
+search) are a bounded heavy-hitter list per row: past ``8 × shown_depth`` distinct documents the
+least shown half is dropped, so rarely shown documents' counts are lower bounds.
 """
 
 from __future__ import annotations
+
+from collections import Counter
+from heapq import nlargest
+from operator import itemgetter
+
+import msgspec
 
 TOP_REFORMULATIONS = 5
 # ranked_clicked: first clicks with a known position, the denominator of the MRR
@@ -13,24 +21,52 @@ COUNTS = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "con
           "reformulated", "abandoned")
 
 
-class QueryRow:
-    __slots__ = (*COUNTS, "reciprocal_rank_sum", "reformulations", "shown", "clicked_documents",
-                 "live")
 
-    def __init__(self) -> None:
+
+class QueryRow(msgspec.Struct, gc=False):
+    """gc=False: tens of thousands of rows stay out of the cyclic GC's traversals (they hold
+    no cycles), which otherwise cost more than the counting itself."""
+
+    searches: int = 0
+    zero_result: int = 0
+    clicked: int = 0
+    ranked_clicked: int = 0
+    clicks: int = 0
+    converted: int = 0
+    reformulated: int = 0
+    abandoned: int = 0
+    reciprocal_rank_sum: float = 0.0
+    live: bool = True  # False once drained: a search holding it must look its row up again
+    # Plain dicts: `d[k] = d.get(k, 0) + 1` beats Counter.update for one item at a time.
+    reformulations: dict[str, int] = msgspec.field(default_factory=dict)
+    clicked_documents: dict[str | int, int] = msgspec.field(default_factory=dict)
+    shown: Counter[str | int] = msgspec.field(default_factory=Counter)  # document → times
+    pending: list[str | int] = msgspec.field(default_factory=list)  # shown, not yet counted
+
+    def add(self, other: QueryRow) -> None:
+        """Add another row of the same key (a failed flush's, written again)."""
         for name in COUNTS:
-            setattr(self, name, 0)
-        self.reciprocal_rank_sum = 0.0
-        self.live = True  # False once drained: a search holding it must look its row up again
-        # Plain dicts, not Counters: `d[k] = d.get(k, 0) + 1` is several times cheaper than
-        # Counter.update on the per-event path.
-        self.reformulations: dict[str, int] = {}
-        self.shown: dict[str | int, int] = {}  # document id → times shown
-        self.clicked_documents: dict[str | int, int] = {}
-
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.reciprocal_rank_sum += other.reciprocal_rank_sum
+        self.shown.update(other.shown)
+        for mine, theirs in ((self.reformulations, other.reformulations),
+                             (self.clicked_documents, other.clicked_documents)):
+            for item, count in theirs.items():
+                mine[item] = mine.get(item, 0) + count
 
 
 Key = tuple[int, str, str]  # (UTC day number, application, normalized query)
+
+
+def merge_rows(into: dict[Key, QueryRow], rows: dict[Key, QueryRow]) -> dict[Key, QueryRow]:
+    """Add ``rows`` into ``into`` (drained rows only: their pages are counted) and return it."""
+    for key, row in rows.items():
+        mine = into.get(key)
+        if mine is None:
+            into[key] = row
+        else:
+            mine.add(row)
+    return into
 
 
 class QueryStats:
@@ -40,6 +76,8 @@ class QueryStats:
     def __init__(self, shown_depth: int = 10) -> None:
         self.rows: dict[Key, QueryRow] = {}
         self.shown_depth = shown_depth
+        self._fold_at = 8 * shown_depth
+        self._shown_cap = 8 * shown_depth
 
     def row(self, ts: float, application: str, normalized: str) -> QueryRow:
         key = (int(ts // 86400), application, normalized)
@@ -49,14 +87,28 @@ class QueryStats:
         return row
 
     def show(self, row: QueryRow, documents: list[str | int] | None) -> None:
-        """Count the first ``shown_depth`` documents of a result page as shown."""
+        """Count the first ``shown_depth`` documents of a result page as shown: they are
+        queued (the page itself is not kept alive) and counted in C (Counter.update) once
+        ``8 × shown_depth`` are queued, not one document at a time."""
         if documents:
-            shown = row.shown
-            for document in documents[:self.shown_depth]:
-                shown[document] = shown.get(document, 0) + 1
+            pending = row.pending
+            pending += documents[:self.shown_depth]
+            if len(pending) >= self._fold_at:
+                self._fold(row)
+
+    def _fold(self, row: QueryRow) -> None:
+        shown = row.shown
+        shown.update(row.pending)
+        row.pending.clear()
+        if len(shown) > self._shown_cap:  # memory bound: keep the most shown (approximate)
+            row.shown = Counter(dict(nlargest(self._shown_cap // 2, shown.items(),
+                                              key=itemgetter(1))))
 
     def drain(self) -> dict[Key, QueryRow]:
+        """Every row, complete, and a fresh start."""
         rows, self.rows = self.rows, {}
         for row in rows.values():
+            if row.pending:
+                self._fold(row)
             row.live = False
         return rows

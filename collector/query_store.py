@@ -1,16 +1,18 @@
 """Where per-query aggregates are kept: SQLite (the embedded default, ``sqlite:///path.db``) or
 PostgreSQL (``postgresql://user@host/db``).
 
-Two tables: counts per (application, query, day), and document / reformulation counts per
-(application, query, day, kind, item) — each flush writes a row's most frequent items only, so
-the item table stays bounded. A flush adds to what is stored with one batched upsert per table
-inside **one transaction**, together with the Kafka offsets the flush covers (``store_offsets``):
-a crash in the middle of a flush leaves the store as it was, and after any crash the stored
-offsets say exactly which records the stored counts include (docs/delivery.md).
+One row per (application, query, day): the counts, and the most frequent documents shown and
+clicked and reformulations as JSON objects (``{"item": count}``). A flush adds to what is stored
+with one batched upsert inside **one transaction**, together with the Kafka offsets the flush
+covers (``store_offsets``): a crash in the middle of a flush leaves the store as it was, and
+after any crash the stored offsets say exactly which records the stored counts include
+(docs/delivery.md). On a conflict the item objects are merged by the database function
+``searchpulse_merge_counts``, which keeps the most frequent ones: each stays bounded.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -24,18 +26,18 @@ import pandas as pd
 from collector.query_stats import COUNTS, TOP_REFORMULATIONS, Key, QueryRow
 
 _COLUMNS = (*COUNTS, "reciprocal_rank_sum")
+_ITEMS = ("shown", "clicked_documents", "reformulations")
 _KEY = "application, query, day"
+_MERGE = "searchpulse_merge_counts"
 
 
 def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
     counts = ", ".join(f"{c} {real if c == 'reciprocal_rank_sum' else integer} NOT NULL"
                        for c in _COLUMNS)
+    items = ", ".join(f"{c} TEXT NOT NULL" for c in _ITEMS)
     return (
         f"CREATE TABLE IF NOT EXISTS query_stats (application TEXT NOT NULL, query TEXT NOT NULL,"
-        f" day TEXT NOT NULL, {counts}, PRIMARY KEY ({_KEY})){suffix}",
-        "CREATE TABLE IF NOT EXISTS query_items (application TEXT NOT NULL, query TEXT NOT NULL, "
-        f"day TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, count {integer} NOT NULL, "
-        f"PRIMARY KEY ({_KEY}, kind, item)){suffix}",
+        f" day TEXT NOT NULL, {counts}, {items}, PRIMARY KEY ({_KEY})){suffix}",
         "CREATE TABLE IF NOT EXISTS store_offsets (consumer_group TEXT NOT NULL, "
         f"topic TEXT NOT NULL, kafka_partition INTEGER NOT NULL, safe_offset {integer} NOT NULL, "
         f"high_offset {integer} NOT NULL, PRIMARY KEY (consumer_group, topic, kafka_partition))"
@@ -43,26 +45,59 @@ def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
     )
 
 
-_UPSERT_COUNTS = (
-    f"INSERT INTO query_stats ({_KEY}, {', '.join(_COLUMNS)}) "
-    f"VALUES ({', '.join(['?'] * (3 + len(_COLUMNS)))}) ON CONFLICT ({_KEY}) DO UPDATE SET "
-    + ", ".join(f"{c} = query_stats.{c} + excluded.{c}" for c in _COLUMNS))
-_UPSERT_ITEMS = (f"INSERT INTO query_items ({_KEY}, kind, item, count) VALUES (?, ?, ?, ?, ?, ?) "
-                 f"ON CONFLICT ({_KEY}, kind, item) "
-                 "DO UPDATE SET count = query_items.count + excluded.count")
+# PostgreSQL's merge of two item objects (SQLite's is `merge_counts` below, in Python).
+_PG_MERGE = f"""CREATE OR REPLACE FUNCTION {_MERGE}(a text, b text, keep integer) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT COALESCE(jsonb_object_agg(k, n), '{{}}'::jsonb)::text FROM (
+    SELECT k, SUM(v::bigint) AS n FROM (
+      SELECT key AS k, value AS v FROM jsonb_each_text(a::jsonb)
+      UNION ALL SELECT key, value FROM jsonb_each_text(b::jsonb)) e
+    GROUP BY k ORDER BY n DESC, k LIMIT keep) t
+$$"""
+
+_TOTALS = (f"SELECT application, query, {', '.join(f'SUM({c}) AS {c}' for c in _COLUMNS)}, "
+           "COUNT(*) AS days FROM query_stats WHERE day >= ? GROUP BY application, query")
+_ITEMS_OF = (f"SELECT {', '.join(_ITEMS)} FROM query_stats "
+             "WHERE application = ? AND query = ? AND day >= ?")
 _UPSERT_OFFSETS = (
     "INSERT INTO store_offsets VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET "
     "safe_offset = excluded.safe_offset, high_offset = excluded.high_offset")
-_TOTALS = (f"SELECT application, query, {', '.join(f'SUM({c}) AS {c}' for c in _COLUMNS)}, "
-           "COUNT(*) AS days FROM query_stats WHERE day >= ? GROUP BY application, query")
-_ITEMS = ("SELECT kind, item, SUM(count) AS total FROM query_items "
-          "WHERE application = ? AND query = ? AND day >= ? GROUP BY kind, item "
-          "ORDER BY total DESC, item")
-_ROW_ITEMS = ("SELECT kind, item, count FROM query_items WHERE application = ? AND query = ? "
-              "AND day = ? ORDER BY count DESC, item")
 
 Offsets = dict[tuple[str, int], tuple[int, int]]  # (topic, partition) → (safe, high-water)
+
+
+def _upsert(keep: dict[str, int]) -> str:
+    return (f"INSERT INTO query_stats ({_KEY}, {', '.join(_COLUMNS)}, {', '.join(_ITEMS)}) "
+            f"VALUES ({', '.join(['?'] * (3 + len(_COLUMNS) + len(_ITEMS)))}) "
+            f"ON CONFLICT ({_KEY}) DO UPDATE SET "
+            + ", ".join([f"{c} = query_stats.{c} + excluded.{c}" for c in _COLUMNS]
+                        + [f"{c} = {_MERGE}(query_stats.{c}, excluded.{c}, {keep[c]})"
+                           for c in _ITEMS]))
+
+
+def top_items(counts: dict[Any, int], keep: int) -> str:
+    """The ``keep`` most frequent items as a JSON object, most frequent first."""
+    if len(counts) > keep:
+        counts = dict(nlargest(keep, counts.items(), key=itemgetter(1)))
+    return json.dumps(counts, separators=(",", ":"))
+
+
+def merge_counts(a: str, b: str, keep: int) -> str:
+    """Two item objects added up, the ``keep`` most frequent kept."""
+    merged = json.loads(a)
+    for item, count in json.loads(b).items():
+        merged[item] = merged.get(item, 0) + count
+    return top_items(merged, keep)
+
+
+def _ranked(objects: Iterable[str]) -> dict[str, int]:
+    """Item objects (one per day) added up, most frequent first (ties by item)."""
+    total: dict[str, int] = {}
+    for text in objects:
+        for item, count in json.loads(text).items():
+            total[item] = total.get(item, 0) + count
+    return dict(sorted(total.items(), key=lambda pair: (-pair[1], pair[0])))
 
 
 class StoreError(ValueError):
@@ -90,8 +125,8 @@ class QueryStore:
         self.db = db
         self.items_per_flush = items_per_flush
         self._sql = {name: sql.replace("?", self.placeholder) for name, sql in (
-            ("counts", _UPSERT_COUNTS), ("items", _UPSERT_ITEMS), ("offsets", _UPSERT_OFFSETS),
-            ("totals", _TOTALS), ("items_of", _ITEMS), ("row_items", _ROW_ITEMS))}
+            ("rows", _upsert(items_per_flush)), ("offsets", _UPSERT_OFFSETS),
+            ("totals", _TOTALS), ("items_of", _ITEMS_OF))}
         if read_only:
             return
         try:
@@ -105,23 +140,20 @@ class QueryStore:
             group: str = "") -> None:
         """Add rows (and record the offsets they cover) in one transaction."""
         days: dict[int, str] = {}
-        counts, items = [], []
-        for (day, application, query), row in rows:
-            name = days.get(day) or days.setdefault(day, day_name(day))
-            counts.append((application, query, name, *(getattr(row, c) for c in _COLUMNS)))
-            for kind, keep in self.items_per_flush.items():  # per flush, the most frequent
-                counts_of = getattr(row, kind)
-                top = (nlargest(keep, counts_of.items(), key=itemgetter(1))
-                       if len(counts_of) > keep else counts_of.items())
-                for item, count in top:
-                    items.append((application, query, name, kind, str(item), count))
+        keep = self.items_per_flush
+        shown, clicked, reformulations = (keep[c] for c in _ITEMS)
+        values = [
+            (application, query, days.get(day) or days.setdefault(day, day_name(day)),
+             row.searches, row.zero_result, row.clicked, row.ranked_clicked, row.clicks,
+             row.converted, row.reformulated, row.abandoned, row.reciprocal_rank_sum,
+             top_items(row.shown, shown), top_items(row.clicked_documents, clicked),
+             top_items(row.reformulations, reformulations))
+            for (day, application, query), row in rows]
         try:
             with self._transaction():
                 cursor = self.db.cursor()
-                if counts:
-                    cursor.executemany(self._sql["counts"], counts)
-                if items:
-                    cursor.executemany(self._sql["items"], items)
+                if values:
+                    cursor.executemany(self._sql["rows"], values)
                 if offsets:
                     cursor.executemany(self._sql["offsets"], [
                         (group, topic, partition, safe, high)
@@ -152,27 +184,22 @@ class QueryStore:
             "reciprocal_rank_sum": "float64"})
 
     def items(self, application: str, query: str, since_day: str) -> dict[str, dict[str, int]]:
-        """Documents shown and clicked and reformulations of one query, most frequent first."""
-        found: dict[str, dict[str, int]] = {kind: {} for kind in self.items_per_flush}
+        """Documents shown and clicked and reformulations of one query over the period, most
+        frequent first."""
         cursor = self.db.cursor()
         cursor.execute(self._sql["items_of"], (application, query, since_day))
-        for kind, item, total in cursor:
-            found[kind][item] = int(total)
-        return found
+        days = cursor.fetchall()
+        return {kind: _ranked(day[i] for day in days) for i, kind in enumerate(_ITEMS)}
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """Every stored row with its items (for inspection and tests, not for large stores)."""
+        """Every stored row, items parsed (for inspection and tests, not for large stores)."""
         cursor = self.db.cursor()
         cursor.execute(f"SELECT * FROM query_stats ORDER BY {_KEY}")
         names = [d[0] for d in cursor.description]
         for values in cursor.fetchall():
             row = dict(zip(names, values, strict=True))
-            items = {kind: {} for kind in self.items_per_flush}
-            inner = self.db.cursor()
-            inner.execute(self._sql["row_items"], (row["application"], row["query"], row["day"]))
-            for kind, item, count in inner:
-                items[kind][item] = count
-            row.update(items)
+            for kind in _ITEMS:
+                row[kind] = _ranked([row[kind]])
             yield row
 
     def close(self) -> None:
@@ -188,7 +215,9 @@ class SqliteStore(QueryStore):
                 db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
                 db.execute("SELECT 1 FROM query_stats LIMIT 1")
             else:
-                db = sqlite3.connect(path)
+                # written by the writer thread (collector/store_writer.py), one at a time
+                db = sqlite3.connect(path, check_same_thread=False)
+                db.create_function(_MERGE, 3, merge_counts, deterministic=True)
                 db.execute("PRAGMA journal_mode=WAL")  # readers (the feedback job) never block
                 db.execute("PRAGMA synchronous=NORMAL")  # a power cut may lose the last
                 # flushes, together with their offsets: the store stays consistent
@@ -213,8 +242,8 @@ class PostgresStore(QueryStore):
             db = psycopg.connect(url, connect_timeout=10, autocommit=True)
         except psycopg.Error as error:
             raise StoreError(f"store {redact(url)}: {error}") from None
-        super().__init__(url, db, _schema("BIGINT", "DOUBLE PRECISION", ""), items_per_flush,
-                         read_only)
+        super().__init__(url, db, (*_schema("BIGINT", "DOUBLE PRECISION", ""), _PG_MERGE),
+                         items_per_flush, read_only)
 
     def _transaction(self) -> Any:
         return self.db.transaction()  # reads autocommit; each flush is one transaction

@@ -38,7 +38,7 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         else:
             _process(engine, records, writer)
         engine.close()
-        if writer is not None and not writer.flush([engine.sessions.query_stats]):
+        if writer is not None and not writer.flush([engine.sessions.query_stats], wait=True):
             raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
     finally:
         if dead_letters:

@@ -1,8 +1,11 @@
-"""When per-query aggregates go to the store: every ``store.flush_interval_s``, or sooner once
-``store.flush_rows`` rows are pending (the memory bound), and at the end of input.
+"""When per-query aggregates go to the store, and on which thread.
 
-A flush writes the rows of one or more engines (Kafka: one per partition) in one transaction and
-only then starts them afresh, so a failed flush loses nothing: it is retried with more rows.
+Rows are flushed every ``store.flush_interval_s``, or sooner once ``store.flush_rows`` rows are
+pending (the memory bound), and at the end of input. A flush drains the engines' rows (Kafka:
+one engine per partition) and hands them, with the offsets they cover, to one writer thread that
+writes them in one transaction: the database work (sqlite3 and psycopg release the GIL while the
+database runs) overlaps the engine's. At most one flush is in flight; the next one waits for it.
+A failed write loses nothing: its rows are merged into the next flush and written again.
 """
 
 from __future__ import annotations
@@ -10,9 +13,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from collector.config import Config
-from collector.query_stats import QueryStats
+from collector.query_stats import Key, QueryRow, QueryStats, merge_rows
 from collector.query_store import Offsets, QueryStore, StoreError, open_store
 
 log = logging.getLogger(__name__)
@@ -27,6 +31,10 @@ class StoreWriter:
         self.clock = clock
         self.next_flush = clock() + interval_s
         self.flushes = self.failures = self.rows_written = 0
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+        self._inflight: Future[None] | None = None
+        self._batch: dict[Key, QueryRow] = {}  # rows of the write in flight
+        self._retry: dict[Key, QueryRow] = {}  # rows of a failed write, for the next one
 
     @classmethod
     def from_config(cls, config: Config, url: str | None = None) -> StoreWriter | None:
@@ -44,22 +52,49 @@ class StoreWriter:
         return (self.clock() >= self.next_flush
                 or sum(len(s.rows) for s in stats) >= self.max_rows)
 
-    def flush(self, stats: list[QueryStats], offsets: Offsets | None = None,
-              group: str = "") -> bool:
-        """Write every pending row (and the offsets they cover) in one transaction."""
+    def flush(self, stats: list[QueryStats], offsets: Offsets | None = None, group: str = "",
+              wait: bool = False) -> bool:
+        """Drain every pending row and write it (with the offsets it covers) in one
+        transaction on the writer thread. Returns False when the previous write, or this one
+        with ``wait``, failed (its rows wait for the next flush)."""
+        ok = self.settle()
         self.next_flush = self.clock() + self.interval_s
-        rows = [item for s in stats for item in s.rows.items()]
+        batch = self._retry
+        self._retry = {}
+        for s in stats:
+            merge_rows(batch, s.drain())
+        self._batch = batch
+        self._inflight = self._thread.submit(self.store.add, batch.items(), offsets, group)
+        return self.settle() and ok if wait else ok
+
+    def settle(self) -> bool:
+        """Wait for the write in flight; False if it failed."""
+        if self._inflight is None:
+            return True
+        inflight, self._inflight = self._inflight, None
+        batch, self._batch = self._batch, {}
         try:
-            self.store.add(rows, offsets, group)
+            inflight.result()
         except StoreError as error:
             self.failures += 1
-            log.warning("flush of %d per-query rows failed, will retry: %s", len(rows), error)
+            log.warning("flush of %d per-query rows failed, will retry: %s", len(batch), error)
+            self._retry = merge_rows(batch, self._retry)
             return False
-        for s in stats:
-            s.drain()
         self.flushes += 1
-        self.rows_written += len(rows)
+        self.rows_written += len(batch)
         return True
 
+    @property
+    def waiting(self) -> dict[Key, QueryRow]:
+        """Rows of a failed write, waiting for the next flush."""
+        return self._retry
+
+    def offsets(self, group: str) -> Offsets:
+        """The stored offsets, once the write in flight (if any) has landed."""
+        self.settle()
+        return self.store.offsets(group)
+
     def close(self) -> None:
+        self.settle()
+        self._thread.shutdown()
         self.store.close()

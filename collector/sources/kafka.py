@@ -252,7 +252,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             return
         offsets = {(tp.topic, tp.partition): (p.safe_offset(), p.next_offset)
                    for tp, p in parts.items()}
-        self.writer.flush(stats, offsets, self.config["kafka.group_id"])
+        self.writer.flush(stats, offsets, self.config["kafka.group_id"], wait=force)
 
     def checkpoint(self) -> bool:
         """Commit safe offsets (high-water in the metadata), then persist and expose counts."""
@@ -333,7 +333,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         start, high = self._start_offsets(tp)
         stats_until = high
         if self.writer is not None:
-            stored = self.writer.store.offsets(self.config["kafka.group_id"]).get(
+            stored = self.writer.offsets(self.config["kafka.group_id"]).get(
                 (tp.topic, tp.partition))
             if stored is not None:  # the store may be ahead of or behind the checkpoint
                 start = stored[0] if start is None else min(start, stored[0])

@@ -80,7 +80,7 @@ def test_a_flush_in_the_middle_splits_rows_without_losing_counts(ubi, store_url)
     writer.flush([stats])  # the first flush: q1 and its click are applied, q2 is pending …
     e.process_all([ubi.click("q2", 150, client="c2", obj="d1", position=2)])
     e.close()
-    writer.flush([stats])  # … the rest, added to the stored rows
+    assert writer.flush([stats], wait=True)  # … the rest, added to the stored rows
     rows = {row["query"]: row for row in writer.store.rows()}
     writer.close()
     tent = rows["tent"]
@@ -97,18 +97,22 @@ def test_offsets_commit_with_the_rows_and_a_failed_flush_keeps_them(store_url):
     stats = QueryStats()
     stats.row(2e9, "web", "tent").searches = 3
     assert writer.flush([stats], {("ubi", 0): (10, 25), ("ubi", 1): (0, 7)}, "group-a")
-    assert writer.store.offsets("group-a") == {("ubi", 0): (10, 25), ("ubi", 1): (0, 7)}
-    assert writer.store.offsets("group-b") == {}
+    assert writer.offsets("group-a") == {("ubi", 0): (10, 25), ("ubi", 1): (0, 7)}
+    assert writer.offsets("group-b") == {}
     assert not stats.rows
-    stats.row(2e9, "web", "tent").searches = 2
-    stats.row(2e9, "web", "tent").shown = {"d1": object()}
-    # Counts are written first; an item count that cannot be stored then fails the flush …
-    assert not writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a")
-    assert writer.store.offsets("group-a")[("ubi", 0)] == (10, 25)  # … as a whole
-    assert stats.rows  # and its rows wait for the next flush
-    stats.row(2e9, "web", "tent").shown = {"d1": 1}
-    assert writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a")
-    assert [row["searches"] for row in writer.store.rows()] == [5]
+    stats.row(2e9, "web", "lamp").searches = 1  # written first in the batch …
+    tent = stats.row(2e9, "web", "tent")
+    tent.searches, tent.abandoned = 2, float("nan")  # … then a value no database accepts:
+    assert not writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a", wait=True)
+    assert writer.offsets("group-a")[("ubi", 0)] == (10, 25)  # the flush failed as a whole
+    assert [row["query"] for row in writer.store.rows()] == ["tent"]
+    assert len(writer.waiting) == 2  # its rows wait for the next flush, merged with new ones
+    writer.waiting[(int(2e9 // 86400), "web", "tent")].abandoned = 0
+    stats.row(2e9, "web", "tent").searches = 4
+    assert writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a", wait=True)
+    assert {row["query"]: row["searches"] for row in writer.store.rows()} == {
+        "lamp": 1, "tent": 3 + 2 + 4}
+    assert writer.offsets("group-a")[("ubi", 0)] == (20, 40)
     assert (writer.flushes, writer.failures) == (2, 1)
     writer.close()
 
@@ -128,11 +132,11 @@ _FLUSHER = textwrap.dedent("""
             row.shown = {f"d{j}": 1 for j in range(10)}
         return stats, {("ubi", 0): (offset, offset)}
     stats, offsets = batch(1000, 1)
-    writer.flush([stats], offsets, "g")
+    writer.flush([stats], offsets, "g", wait=True)
     print("first flush done", flush=True)
     stats, offsets = batch(400_000, 2)
     print("second flush starting", flush=True)
-    writer.flush([stats], offsets, "g")
+    writer.flush([stats], offsets, "g", wait=True)
     print("second flush done", flush=True)
 """)
 

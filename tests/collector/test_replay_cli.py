@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 
 import pytest
+
+from collector.query_store import open_store
 
 REPLAY_KEYS = {
     "searches", "searches_with_results", "zero_result_searches", "zero_result_rate",
@@ -82,3 +85,29 @@ def test_exit_codes_say_what_went_wrong(tmp_path):
     assert b"windows.abandonment_s (from command line): must be > 0" in bad.stderr
     assert searchpulse("simulate", "--incident", "meteor:x2:1m+1m").returncode == 2
     assert searchpulse("config", "check").returncode == 0
+    bad_store = searchpulse("replay", "-", "--store", "mysql://db/x", stdin=b"")
+    assert bad_store.returncode == 2
+    assert b"store.url (from command line): must be sqlite:///PATH or postgresql://" in (
+        bad_store.stderr)
+
+
+def test_demo_and_replay_keep_per_query_aggregates_with_store(simulated, tmp_path):
+    """`demo --store` flushes while it runs and at the end: the stored searches add up to
+    the searches it counted; `replay --store` takes the URL from the environment too."""
+    store = f"sqlite:///{tmp_path / 'demo.db'}"
+    done = searchpulse("demo", "--duration", "6s", "--speed", "600", "--sessions", "2000",
+                       "--port", "0", "--store", store, "--set", "store.flush_interval_s=1")
+    assert done.returncode == 0, done.stderr
+    counted = next(int(line.split()[1]) for line in done.stdout.decode().splitlines()
+                   if line.startswith("searches "))
+    totals = open_store(store, read_only=True).totals("1970-01-01")
+    assert counted > 0 and int(totals["searches"].sum()) == counted
+    log, truth, _ = simulated
+    env_store = tmp_path / "env.db"
+    done = subprocess.run([sys.executable, "-m", "collector.cli", "replay", str(log)],
+                          capture_output=True, check=False,
+                          env={**os.environ,
+                               "SEARCHPULSE_STORE_URL": f"sqlite:///{env_store}"})
+    assert done.returncode == 0, done.stderr
+    totals = open_store(f"sqlite:///{env_store}", read_only=True).totals("1970-01-01")
+    assert int(totals["searches"].sum()) == truth["searches"]
