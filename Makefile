@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PYTEST_ARGS ?=
 
-.PHONY: all demo install setup test lint fmt generate bench bench-kafka kafka-up kafka-down help
+.PHONY: all demo install setup test lint fmt generate bench bench-store bench-kafka kafka-up kafka-down help
 
 help:
 	@echo "make demo   - run the embedded default (simulated traffic → engine → :9464/metrics)"
@@ -10,6 +10,7 @@ help:
 	@echo "make lint   - ruff"
 	@echo "make generate - regenerate alert rules and Alertmanager config from alerts/config.py"
 	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
+	@echo "make bench-store - per-query aggregates' cost and the feedback job on 10M rows"
 	@echo "make bench-kafka - collect on a real broker vs raw kafka-python vs naive"
 	@echo "make kafka-up / kafka-down - a local Apache Kafka broker (KRaft) from Maven jars"
 
@@ -39,6 +40,9 @@ generate:  # committed artefacts; tests regenerate them and fail on any differen
 
 bench: install
 	$(PYTHON) -m benchmarks.collector_bench --json benchmarks/results/collector.json
+
+bench-store: install
+	$(PYTHON) -m benchmarks.store_bench --json benchmarks/results/store.json
 
 bench-kafka: install
 	$(PYTHON) -m benchmarks.kafka_bench --json benchmarks/results/kafka.json

@@ -43,13 +43,17 @@ FIRST_DAY = 20_330  # 2025-08-30: the 90 days end 2025-11-27
 
 
 def query_text(rank: int) -> str:
-    """A readable, unique query per popularity rank; 5 % carry a number (model, size)."""
+    """A readable query per popularity rank (2–6 words, unique per rank); one in 20 carries
+    a number, as model numbers and sizes do."""
     words = []
     n = rank
-    for _ in range(3):
+    while True:
         n, index = divmod(n, len(WORDS))
         words.append(WORDS[index])
-    words.append(f"{n}" if rank % 20 == 0 else f"x{n}")
+        if not n and len(words) >= 2:
+            break
+    if rank % 20 == 7:
+        words.append(str(rank % 1000))
     return " ".join(words)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 PHONE = re.compile(r"(?:\+|\b00)\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b")
 DIGIT_RUN = re.compile(r"\b\d(?:[ -]?\d){14,}\b")
+_HINT = re.compile(r"[\d@]")  # every built-in pattern needs a digit or an @
 MAX_LABEL_LENGTH = 64
 
 
@@ -52,6 +53,15 @@ class PiiScrubber:
 
     def contains_pii(self, text: str) -> bool:
         return self._any.search(text) is not None
+
+    def contains_pii_each(self, texts: Iterable[str]) -> list[bool]:
+        """``contains_pii`` of many texts; without extra patterns, a text with neither a
+        digit nor an @ is passed over with one cheap search."""
+        find = self._any.search
+        if self.extra:
+            return [find(text) is not None for text in texts]
+        hint = _HINT.search
+        return [hint(text) is not None and find(text) is not None for text in texts]
 
     def label(self, text: str) -> str:
         """Scrubbed and length-capped: safe as a label value."""

@@ -55,8 +55,14 @@ LANGUAGE sql IMMUTABLE AS $$
     GROUP BY k ORDER BY n DESC, k LIMIT keep) t
 $$"""
 
-_TOTALS = (f"SELECT application, query, {', '.join(f'SUM({c}) AS {c}' for c in _COLUMNS)}, "
-           "COUNT(*) AS days FROM query_stats WHERE day >= ? GROUP BY application, query")
+_SUMS = ", ".join(f"SUM({c}) AS {c}" for c in _COLUMNS)
+_TOTALS = (f"SELECT application, query, {_SUMS}, COUNT(*) AS days FROM query_stats "
+           "WHERE day >= ? GROUP BY application, query HAVING SUM(searches) >= ? "
+           "ORDER BY application{binary}, query{binary}")
+_APPLICATION_TOTALS = (f"SELECT application, {_SUMS} FROM query_stats WHERE day >= ? "
+                       "GROUP BY application")
+_QUERY_VOLUMES = ("SELECT query, SUM(searches) FROM query_stats WHERE day >= ? GROUP BY query "
+                  "HAVING SUM(searches) >= ?")
 _ITEMS_OF = (f"SELECT {', '.join(_ITEMS)} FROM query_stats "
              "WHERE application = ? AND query = ? AND day >= ?")
 _UPSERT_OFFSETS = (
@@ -117,6 +123,7 @@ class QueryStore:
     """The SQL both databases share; subclasses connect and name their placeholder."""
 
     placeholder = "?"
+    binary = ""  # the collation that orders text by code point (SQLite's default)
     errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, url: str, db: Any, schema: tuple[str, ...],
@@ -124,9 +131,11 @@ class QueryStore:
         self.url = url
         self.db = db
         self.items_per_flush = items_per_flush
-        self._sql = {name: sql.replace("?", self.placeholder) for name, sql in (
+        self._sql = {name: sql.replace("?", self.placeholder).replace("{binary}", self.binary)
+                     for name, sql in (
             ("rows", _upsert(items_per_flush)), ("offsets", _UPSERT_OFFSETS),
-            ("totals", _TOTALS), ("items_of", _ITEMS_OF))}
+            ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
+            ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF))}
         if read_only:
             return
         try:
@@ -171,17 +180,33 @@ class QueryStore:
                        f"store_offsets WHERE consumer_group = {self.placeholder}", (group,))
         return {(topic, partition): (safe, high) for topic, partition, safe, high in cursor}
 
-    def totals(self, since_day: str) -> pd.DataFrame:
-        """Counts per (application, query) from ``since_day`` on, summed over days."""
+    def _frame(self, statement: str, parameters: tuple[Any, ...]) -> pd.DataFrame:
         try:
             cursor = self.db.cursor()
-            cursor.execute(self._sql["totals"], (since_day,))
+            cursor.execute(self._sql[statement], parameters)
             names = [d[0] for d in cursor.description]
-            frame = pd.DataFrame.from_records(cursor.fetchall(), columns=names)
+            return pd.DataFrame.from_records(cursor.fetchall(), columns=names)
         except self.errors as error:
             raise StoreError(f"store {redact(self.url)}: {error}") from None
+
+    def totals(self, since_day: str, min_searches: int = 1) -> pd.DataFrame:
+        """Counts per (application, query) from ``since_day`` on, summed over days, in
+        (application, query) order; only pairs with at least ``min_searches`` searches (the
+        database drops the long tail of one-off queries, not the job's memory)."""
+        frame = self._frame("totals", (since_day, min_searches))
         return frame.astype({c: "int64" for c in (*COUNTS, "days")} | {
             "reciprocal_rank_sum": "float64"})
+
+    def application_totals(self, since_day: str) -> pd.DataFrame:
+        """Counts per application from ``since_day`` on (every query), indexed by application."""
+        frame = self._frame("application_totals", (since_day,))
+        return frame.astype({c: "int64" for c in COUNTS}).set_index("application")
+
+    def query_volumes(self, since_day: str, min_searches: int = 1) -> pd.Series:
+        """Searches per query (over every application) with at least ``min_searches``."""
+        frame = self._frame("query_volumes", (since_day, min_searches))
+        return pd.Series(frame.iloc[:, 1].to_numpy(dtype="int64"), index=frame.iloc[:, 0],
+                         name="searches")
 
     def items(self, application: str, query: str, since_day: str) -> dict[str, dict[str, int]]:
         """Documents shown and clicked and reformulations of one query over the period, most
@@ -230,6 +255,7 @@ class SqliteStore(QueryStore):
 
 class PostgresStore(QueryStore):
     placeholder = "%s"
+    binary = ' COLLATE "C"'  # the same order as SQLite, whatever the database's locale
 
     def __init__(self, url: str, items_per_flush: dict[str, int], read_only: bool) -> None:
         try:

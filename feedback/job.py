@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from tqdm import tqdm
 
 from collector.config import Config
@@ -21,9 +22,10 @@ from feedback.judgments import read_judged, read_run, read_topics
 from feedback.pooling import pool_all
 from feedback.selection import SelectionRules, select
 from feedback.signals import add_signals, z_score
-from feedback.strata import assign_strata, write_strata_csv
+from feedback.strata import query_strata, stratum_names, write_strata_csv
 
 SAMPLE_REFORMULATIONS = 3
+_MIN_STRATUM_VOLUME = 2  # a query seen once in the period is tail, whatever its rank
 TOP_FAILING = 50
 
 
@@ -80,26 +82,34 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     store = open_store(request.store, read_only=True)
     try:
         steps.set_postfix_str("loading")
-        frame = store.totals(since)
-        if frame.empty:
+        applications = store.application_totals(since)
+        if applications.empty:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
                                 f"since {since}: run the collector with --store first")
+        total = int(applications["searches"].sum())
+        frame = store.totals(since, config["feedback.min_searches"])
+        volume = store.query_volumes(since, _MIN_STRATUM_VOLUME)
         steps.update()
         steps.set_postfix_str("signals and strata")
-        add_signals(frame, z_score(config["feedback.confidence"]))
+        add_signals(frame, applications, z_score(config["feedback.confidence"]))
         classifier = StrataClassifier(
             patterns=config["strata.known_item_patterns"],
             titles=(load_titles(config["strata.known_item_titles_file"])
                     if config["strata.known_item_titles_file"] else ()))
-        frame["stratum"] = assign_strata(frame, classifier, config["strata.head_share"],
-                                         config["strata.torso_share"])
+        strata = query_strata(classifier, config["strata.head_share"],
+                              config["strata.torso_share"], volume, total)
+        frame["stratum"] = stratum_names(frame, strata)
         steps.update()
         steps.set_postfix_str("personal data and judged queries")
-        personal = frame["query"].map(scrubber.contains_pii).astype(bool)
+        others = frame["query"][~frame["query"].isin(strata.index)].unique()
+        personal_by_query = pd.concat([
+            pd.Series(scrubber.contains_pii_each(strata.index), index=strata.index, dtype=bool),
+            pd.Series(scrubber.contains_pii_each(others), index=others, dtype=bool)])
+        personal = frame["query"].map(personal_by_query).astype(bool)
         dropped = frame[personal]
         frame = frame[~personal]
         is_judged = frame["query"].isin(judged)
-        eligible = frame[~is_judged & (frame["searches"] >= config["feedback.min_searches"])]
+        eligible = frame[~is_judged]
         steps.update()
         steps.set_postfix_str("selection")
         selection = select(eligible, rules_from(config, request.seed))
@@ -121,7 +131,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     steps.set_postfix_str("writing")
     out = request.out
     out.mkdir(parents=True, exist_ok=True)
-    strata_rows = write_strata_csv(out / "strata.csv", frame)
+    strata_rows = write_strata_csv(out / "strata.csv", strata, ~personal_by_query)
     outputs.write_candidates(out / "candidates.csv", chosen)
     outputs.write_topics(out / "topics.tsv", chosen)
     outputs.write_quepid(out / "pool.quepid.csv", pooled)
@@ -131,8 +141,8 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     summary = {
         "period": f"{since} to {today.isoformat()}",
         "store": redact(request.store),
-        "queries": int(len(frame) + len(dropped)),
-        "searches": int(frame["searches"].sum() + dropped["searches"].sum()),
+        "searches": total,
+        "queries_considered": int(len(frame) + len(dropped)),
         "dropped_personal_data_queries": int(len(dropped)),
         "dropped_personal_data_searches": int(dropped["searches"].sum()),
         "excluded_already_judged": int(is_judged.sum()),

@@ -3,7 +3,8 @@ a share of non-failing queries sampled in proportion to their traffic for calibr
 judgment set must represent real traffic, not only failures). Near-duplicates of a query already
 chosen for the same application (same words in another order, a typo) are collapsed into it;
 queries with different numbers are never near-duplicates ("iphone 13" is not "iphone 14").
-Deterministic: ties break on the query text, and the sample uses ``seed``.
+Deterministic: ``frame`` comes in (application, query) order, ties keep that order (stable
+sorts), and the sample uses ``seed``.
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ def _walk(rows: pd.DataFrame, picker: _Picker, wanted: int) -> list[int]:
 
 
 def select(frame: pd.DataFrame, rules: SelectionRules) -> Selection:
-    """``frame``: eligible per-(application, query) rows with stratum, failure and impact.
-    Failing queries are chosen first in every stratum, so the seed only moves the sample."""
+    """``frame``: eligible per-(application, query) rows with stratum, failure and impact, in
+    (application, query) order. Failing queries are chosen first in every stratum, so the
+    seed only moves the sample."""
     rng = np.random.default_rng(rules.seed)
     picker = _Picker(rules.similarity)
     failing = frame["failure"] >= rules.failure_threshold
@@ -77,13 +79,12 @@ def select(frame: pd.DataFrame, rules: SelectionRules) -> Selection:
     taken: dict[str, list[int]] = {}
     for stratum, quota in quotas.items():
         worst = frame[(frame["stratum"] == stratum) & failing].sort_values(
-            ["impact", "query", "application"], ascending=[False, True, True])
+            "impact", ascending=False, kind="stable")
         taken[stratum] = _walk(worst, picker, quota - calibration_quotas[stratum])
     sampled: dict[str, list[int]] = {}
     for stratum, wanted in calibration_quotas.items():
         # Efraimidis–Spirakis: sorting by u^(1/w) samples without replacement ∝ w.
-        healthy = frame[(frame["stratum"] == stratum) & ~failing].sort_values(
-            ["query", "application"])
+        healthy = frame[(frame["stratum"] == stratum) & ~failing]
         keys = rng.random(len(healthy)) ** (1.0 / healthy["searches"].to_numpy(dtype=float))
         sampled[stratum] = _walk(healthy.iloc[np.argsort(-keys, kind="stable")], picker,
                                  wanted)

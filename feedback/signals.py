@@ -44,27 +44,32 @@ def z_score(confidence: float) -> float:
     return NormalDist().inv_cdf((1 + confidence) / 2)
 
 
-def add_signals(frame: pd.DataFrame, z: float = Z) -> pd.DataFrame:
+def _pairs(counts: pd.DataFrame) -> dict[str, tuple[pd.Series, pd.Series]]:
+    """(numerator, denominator) of every rate, from columns of counts."""
+    with_results = counts["searches"] - counts["zero_result"]
+    return {"zero_result": (counts["zero_result"], counts["searches"]),
+            "reformulation": (counts["reformulated"], counts["searches"]),
+            "abandonment": (counts["abandoned"], with_results),
+            "ctr": (counts["clicked"], with_results),
+            "no_click": (with_results - counts["clicked"], with_results)}
+
+
+def add_signals(frame: pd.DataFrame, applications: pd.DataFrame, z: float = Z) -> pd.DataFrame:
     """Adds to per-(application, query) totals, in place: each rate and its lower bound;
     `failure`, the largest excess of a failure signal's lower bound over the application's
-    rate for the period (how much worse than usual the query is, with confidence z, ≥ 0);
-    `reason`, that signal; and `impact` = searches × failure, the searches that failed
-    beyond the usual."""
-    with_results = frame["searches"] - frame["zero_result"]
-    pairs = {"zero_result": (frame["zero_result"], frame["searches"]),
-             "reformulation": (frame["reformulated"], frame["searches"]),
-             "abandonment": (frame["abandoned"], with_results),
-             "ctr": (frame["clicked"], with_results),
-             "no_click": (with_results - frame["clicked"], with_results)}
+    rate for the period (``applications``: counts per application over every query; how much
+    worse than usual the query is, with confidence z, ≥ 0); `reason`, that signal; and
+    `impact` = searches × failure, the searches that failed beyond the usual."""
+    usual_pairs = _pairs(applications)
     excess = []
-    for name, (numerator, denominator) in pairs.items():
+    for name, (numerator, denominator) in _pairs(frame).items():
         frame[f"{name}_rate"] = _rate(numerator, denominator)
         frame[f"{name}_lb"] = wilson_lower(numerator, denominator, z)
         if name in FAILURE_SIGNALS:
-            by_application = frame["application"]
-            usual = (numerator.groupby(by_application).transform("sum")
-                     / denominator.groupby(by_application).transform("sum"))
-            excess.append(np.nan_to_num(frame[f"{name}_lb"] - usual.to_numpy(), nan=0.0))
+            usual_numerator, usual_denominator = usual_pairs[name]
+            usual = frame["application"].map(usual_numerator / usual_denominator).to_numpy(
+                dtype="float64")
+            excess.append(np.nan_to_num(frame[f"{name}_lb"].to_numpy() - usual, nan=0.0))
     del frame["no_click_rate"], frame["no_click_lb"]
     frame["mrr"] = _rate(frame["reciprocal_rank_sum"], frame["ranked_clicked"])
     frame["mrr_lb"] = wilson_lower(frame["reciprocal_rank_sum"], frame["ranked_clicked"], z)

@@ -9,7 +9,6 @@ known-item queries by pattern and counts every unlisted query as tail.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -19,30 +18,34 @@ from collector.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
 from collector.strata import StrataClassifier
 
 
-def assign_strata(frame: pd.DataFrame, classifier: StrataClassifier, head_share: float,
-                  torso_share: float) -> pd.Series:
-    """The stratum name of every row of per-(application, query) totals. Frequency strata are
-    computed over all applications together, as the collector's strata file is."""
-    volume = frame.groupby("query", sort=False)["searches"].sum()
+def query_strata(classifier: StrataClassifier, head_share: float, torso_share: float,
+                 volume: pd.Series, total: int) -> pd.Series:
+    """The stratum code of every query of ``volume`` (searches per query over every
+    application, most frequent first, ties by query; at least every query with more searches
+    than any query the caller will look up); ``total``: all searches of the period."""
     volume = volume.iloc[np.lexsort((volume.index.to_numpy(), -volume.to_numpy()))]
-    before = (volume.cumsum() - volume) / max(int(volume.sum()), 1)
+    before = (volume.cumsum() - volume) / max(total, 1)
     codes = np.where(before < head_share, HEAD, np.where(before < torso_share, TORSO, TAIL))
     by_query = pd.Series(codes, index=volume.index)
     known = np.fromiter((classifier.is_known_item(q) for q in by_query.index), bool,
                         count=len(by_query))
     by_query[known] = KNOWN_ITEM
+    return by_query
+
+
+def stratum_names(frame: pd.DataFrame, by_query: pd.Series) -> pd.Series:
+    """The stratum name of every row; queries absent from ``by_query`` (seen once) are tail."""
     names = np.asarray(STRATA, dtype=object)
-    return pd.Series(names[by_query.reindex(frame["query"]).to_numpy()], index=frame.index,
-                     name="stratum")
+    codes = by_query.reindex(frame["query"]).fillna(TAIL).to_numpy(dtype="int64")
+    return pd.Series(names[codes], index=frame.index, name="stratum")
 
 
-def write_strata_csv(path: Path, frame: pd.DataFrame) -> int:
-    """Head and torso queries, most frequent first; returns the number of rows written."""
-    listed = frame[frame["stratum"].isin((STRATA[HEAD], STRATA[TORSO]))]
-    listed = (listed.groupby(["query", "stratum"], sort=False)["searches"].sum().reset_index()
-              .sort_values(["searches", "query"], ascending=[False, True]))
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["query", "stratum"])
-        writer.writerows(listed[["query", "stratum"]].itertuples(index=False))
+def write_strata_csv(path: Path, by_query: pd.Series, keep: pd.Series) -> int:
+    """Head and torso queries (of ``by_query``, in its order: most frequent first) for which
+    ``keep`` is true; returns the number of rows written."""
+    listed = by_query[by_query.isin((HEAD, TORSO)) & keep.reindex(by_query.index,
+                                                                   fill_value=False)]
+    pd.DataFrame({"query": listed.index,
+                  "stratum": np.asarray(STRATA, dtype=object)[listed.to_numpy()]}).to_csv(
+        path, index=False)
     return len(listed)

@@ -18,8 +18,9 @@ def _frame() -> pd.DataFrame:
         rows.append(("web", f"fine query {i:03d}", "tail", 0.0, 0.0, 1 + i))
     for i in range(5):
         rows.append(("web", f"head failing {i}", "head", 0.3, 500.0 - i, 900))
-    return pd.DataFrame(rows, columns=["application", "query", "stratum", "failure", "impact",
-                                       "searches"])
+    frame = pd.DataFrame(rows, columns=["application", "query", "stratum", "failure", "impact",
+                                        "searches"])
+    return frame.sort_values(["application", "query"], ignore_index=True)  # as the store gives
 
 
 RULES = SelectionRules(quotas={"head": 10, "tail": 20}, calibration_share=0.25,

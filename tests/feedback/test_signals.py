@@ -25,8 +25,13 @@ def _totals(**columns) -> pd.DataFrame:
     return pd.DataFrame(base | columns)
 
 
+def _signals(frame: pd.DataFrame, **kw) -> pd.DataFrame:
+    """Signals with the application's rates taken over exactly these queries."""
+    return add_signals(frame, frame.groupby("application").sum(numeric_only=True), **kw)
+
+
 def test_failure_is_the_largest_excess_of_a_lower_bound_over_the_application_rate():
-    frame = add_signals(_totals(
+    frame = _signals(_totals(
         searches=[100, 100, 1000], zero_result=[60, 0, 40], reformulated=[0, 0, 0],
         abandoned=[0, 0, 0], clicked=[40, 100, 960]), z=1.959964)
     usual_zero = 100 / 1200
@@ -40,7 +45,7 @@ def test_failure_is_the_largest_excess_of_a_lower_bound_over_the_application_rat
 
 
 def test_a_rarely_clicked_query_fails_on_its_no_click_rate():
-    frame = add_signals(_totals(
+    frame = _signals(_totals(
         searches=[200, 200, 2000], zero_result=[0, 0, 0], reformulated=[0, 0, 0],
         abandoned=[0, 0, 0], clicked=[20, 120, 1200]), z=2.575829)
     usual_no_click = 1 - 1340 / 2400
@@ -51,7 +56,7 @@ def test_a_rarely_clicked_query_fails_on_its_no_click_rate():
 
 
 def test_rates_with_a_zero_denominator_are_no_data():
-    frame = add_signals(_totals(
+    frame = _signals(_totals(
         searches=[4, 1, 1], zero_result=[4, 0, 0], reformulated=[0, 0, 0],
         abandoned=[0, 0, 0], clicked=[0, 0, 1]))
     assert math.isnan(frame.loc[0, "ctr_rate"]) and math.isnan(frame.loc[0, "abandonment_rate"])
