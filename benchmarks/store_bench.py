@@ -4,8 +4,8 @@ feedback job mines a quarter of them.
     python -m benchmarks.store_bench [--rows 10000000] [--rounds 3] [--json FILE]
 
 1. Flush cost: `replay` of the ~1M-record simulated log of benchmarks/collector_bench.py without
-   and with `--store sqlite:///…` (default flush settings), rounds interleaved; the ratio of
-   throughputs per round and its median.
+   and with a SQLite store (default flush settings), each in a fresh interpreter, rounds
+   interleaved; the ratio of throughputs per round and its median.
 2. Feedback job: a synthetic SQLite store of ``--rows`` aggregate rows (90 days, 4
    applications, Zipf query popularity, 2 % failing queries, cached in .cache/) mined by
    `searchpulse feedback` in a child process: wall time and peak RSS (ru_maxrss). Baseline in
@@ -30,9 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from benchmarks.collector_bench import CACHE, simulated_log
-from collector.config import load_config
 from collector.query_store import open_store
-from collector.replay import replay
 
 DAYS = 90
 APPLICATIONS = ("web", "mobile", "legacy", "opensearch")
@@ -131,18 +129,22 @@ JOB = ("import sys; from collector.cli import main; "
        "'--out', sys.argv[3], '--no-progress']))")
 
 
+REPLAY = ("import sys; from collector.config import load_config; "
+          "from collector.replay import replay; "
+          "replay([sys.argv[1]], load_config(environ={}), store=sys.argv[2] or None)")
+
+
 def flush_cost(rounds: int) -> dict:
+    """Each replay in a fresh interpreter, so neither inherits the other's heap."""
     log = simulated_log(1_000_000)
     store = CACHE / "bench-flush.db"
     plain, stored = [], []
     for n in range(rounds):
-        started = time.perf_counter()
-        replay([str(log)], load_config(environ={}))
-        plain.append(time.perf_counter() - started)
+        plain.append(child(REPLAY, str(log), "")[0])
         store.unlink(missing_ok=True)
-        started = time.perf_counter()
-        replay([str(log)], load_config(environ={}), store=f"sqlite:///{store}")
-        stored.append(time.perf_counter() - started)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{store}{suffix}").unlink(missing_ok=True)
+        stored.append(child(REPLAY, str(log), f"sqlite:///{store}")[0])
         print(f"flush round {n + 1}: replay {plain[-1]:.2f} s, with store {stored[-1]:.2f} s, "
               f"throughput ratio {plain[-1] / stored[-1]:.2f}", flush=True)
     return {"replay_s_median": round(statistics.median(plain), 2),

@@ -119,19 +119,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store.shown_depth", int, 10,
             "Documents counted as shown per search (its first result positions), and kept per "
             "query and day.", _positive),
-    Setting("feedback.quota_head", int, 25, "Judgment candidates from head queries.",
-            _non_negative),
-    Setting("feedback.quota_torso", int, 50, "Judgment candidates from torso queries.",
-            _non_negative),
-    Setting("feedback.quota_tail", int, 100, "Judgment candidates from tail queries.",
-            _non_negative),
-    Setting("feedback.quota_known_item", int, 25, "Judgment candidates from known-item queries.",
-            _non_negative),
+    *(Setting(f"feedback.quota_{stratum}", int, quota,
+              f"Judgment candidates from {stratum.replace('_', '-')} queries.", _non_negative)
+      for stratum, quota in (("head", 25), ("torso", 50), ("tail", 100), ("known_item", 25))),
     Setting("feedback.calibration_share", float, 0.2,
             "Share of each quota sampled from non-failing queries (∝ traffic) for calibration.",
             _share),
     Setting("feedback.failure_threshold", float, 0.05,
-            "A query fails when the Wilson lower bound of its zero-result, reformulation or "
+            "A query fails when the Wilson lower bound of its zero-result, reformulation, "
             "abandonment or no-click rate exceeds its application's rate by this much.", _share),
     Setting("feedback.confidence", float, 0.99,
             "Confidence of the Wilson lower bounds that score queries (two-sided).", _share),
