@@ -9,8 +9,9 @@ feedback job mines a quarter of them.
 2. Feedback job: a synthetic SQLite store of ``--rows`` aggregate rows (90 days, 4
    applications, Zipf query popularity, 2 % failing queries, cached in .cache/) mined by
    `searchpulse feedback` in a child process: wall time and peak RSS (ru_maxrss). Baseline in
-   the same run: a child that only loads the period's totals into pandas (the unavoidable
-   part), so the ratio says what the job adds on top of reading.
+   the same run: a child that only runs the job's three reads (totals per application, per
+   (application, query) with ≥ 2 searches, per query) into pandas — the unavoidable part — so
+   the ratio says what the job adds on top of reading.
 """
 
 from __future__ import annotations
@@ -123,7 +124,9 @@ def child(code: str, *args: str) -> tuple[float, int]:
 
 
 LOAD_ONLY = ("import sys; from collector.query_store import open_store; "
-             "print(len(open_store(sys.argv[1], read_only=True).totals(sys.argv[2])))")
+             "store = open_store(sys.argv[1], read_only=True); "
+             "print(len(store.application_totals(sys.argv[2])), "
+             "len(store.totals(sys.argv[2], 2)), len(store.query_volumes(sys.argv[2], 2)))")
 JOB = ("import sys; from collector.cli import main; "
        "sys.exit(main(['feedback', '--store', sys.argv[1], '--since', sys.argv[2], "
        "'--out', sys.argv[3], '--no-progress']))")

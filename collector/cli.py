@@ -192,10 +192,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="override one setting, e.g. --set windows.abandonment_s=600")
 
 
-def _store(parser: argparse.ArgumentParser) -> None:
+def _store(parser: argparse.ArgumentParser,
+           purpose: str = "also keep per-query aggregates for `searchpulse feedback` in") -> None:
     parser.add_argument("--store", metavar="URL",
-                        help="also keep per-query aggregates for `searchpulse feedback` in "
-                             "sqlite:///PATH or postgresql://… (store.url)")
+                        help=f"{purpose} sqlite:///PATH or postgresql://… (store.url)")
 
 
 def _simulation(parser: argparse.ArgumentParser, sessions: int) -> None:
@@ -293,12 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "feedback", help="mine failing queries into candidates for the next judgment set",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Read the per-query aggregates of a period from the store, score each query "
-                    "(zero-result, reformulation and abandonment rates with Wilson lower "
-                    "bounds; impact = searches × failure), split them into strata, drop "
-                    "queries holding personal data and queries already judged, select per-"
-                    "stratum quotas of failing queries plus a calibration sample, pool the "
-                    "documents to judge and write the files for the judges.",
+        description="Read the per-query aggregates of a period from the store; score each\n"
+                    "query (zero-result, reformulation, abandonment and no-click rates with\n"
+                    "Wilson lower bounds; impact = searches × failure); split them into\n"
+                    "strata; drop queries holding personal data and queries already judged;\n"
+                    "select per-stratum quotas of failing queries plus a calibration sample;\n"
+                    "pool the documents to judge; write the files for the judges.",
         epilog="Writes to --out: candidates.csv, topics.tsv, pool.quepid.csv, "
                "qrels.template.txt,\nsrw-query-set.json, srw-judgments.json, strata.csv, "
                "report.html.\nQuotas, thresholds and depths: the feedback.* settings "
@@ -320,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
-    _store(p)
+    _store(p, "the per-query aggregates to mine (read only):")
     _common(p)
     p.set_defaults(func=cmd_feedback)
 
