@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+import numpy as np
 from tqdm import tqdm
 
 from collector.config import Config
@@ -101,11 +101,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         frame["stratum"] = stratum_names(frame, strata)
         steps.update()
         steps.set_postfix_str("personal data and judged queries")
-        others = frame["query"][~frame["query"].isin(strata.index)].unique()
-        personal_by_query = pd.concat([
-            pd.Series(scrubber.contains_pii_each(strata.index), index=strata.index, dtype=bool),
-            pd.Series(scrubber.contains_pii_each(others), index=others, dtype=bool)])
-        personal = frame["query"].map(personal_by_query).astype(bool)
+        personal = np.array(scrubber.contains_pii_each(frame["query"]), dtype=bool)
         dropped = frame[personal]
         frame = frame[~personal]
         is_judged = frame["query"].isin(judged)
@@ -131,7 +127,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     steps.set_postfix_str("writing")
     out = request.out
     out.mkdir(parents=True, exist_ok=True)
-    strata_rows = write_strata_csv(out / "strata.csv", strata, ~personal_by_query)
+    strata_rows = write_strata_csv(out / "strata.csv", strata, scrubber)
     outputs.write_candidates(out / "candidates.csv", chosen)
     outputs.write_topics(out / "topics.tsv", chosen)
     outputs.write_quepid(out / "pool.quepid.csv", pooled)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from collector.pii import PiiScrubber
 from collector.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
 from collector.strata import StrataClassifier
 
@@ -40,11 +41,11 @@ def stratum_names(frame: pd.DataFrame, by_query: pd.Series) -> pd.Series:
     return pd.Series(names[codes], index=frame.index, name="stratum")
 
 
-def write_strata_csv(path: Path, by_query: pd.Series, keep: pd.Series) -> int:
-    """Head and torso queries (of ``by_query``, in its order: most frequent first) for which
-    ``keep`` is true; returns the number of rows written."""
-    listed = by_query[by_query.isin((HEAD, TORSO)) & keep.reindex(by_query.index,
-                                                                   fill_value=False)]
+def write_strata_csv(path: Path, by_query: pd.Series, scrubber: PiiScrubber) -> int:
+    """Head and torso queries of ``by_query``, in its order (most frequent first), except
+    those holding personal data; returns the number of rows written."""
+    listed = by_query[by_query.isin((HEAD, TORSO))]
+    listed = listed[~np.array(scrubber.contains_pii_each(listed.index), dtype=bool)]
     pd.DataFrame({"query": listed.index,
                   "stratum": np.asarray(STRATA, dtype=object)[listed.to_numpy()]}).to_csv(
         path, index=False)
