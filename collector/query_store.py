@@ -12,7 +12,6 @@ after any crash the stored offsets say exactly which records the stored counts i
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -21,6 +20,7 @@ from heapq import nlargest
 from operator import itemgetter
 from typing import Any
 
+import msgspec
 import pandas as pd
 
 from collector.query_stats import COUNTS, TOP_REFORMULATIONS, Key, QueryRow
@@ -82,17 +82,21 @@ def _upsert(keep: dict[str, int]) -> str:
                            for c in _ITEMS]))
 
 
+_encode = msgspec.json.Encoder().encode  # C, ~20× json.dumps with custom separators
+_decode = msgspec.json.Decoder(dict[str, int]).decode
+
+
 def top_items(counts: dict[Any, int], keep: int) -> str:
     """The ``keep`` most frequent items as a JSON object, most frequent first."""
     if len(counts) > keep:
         counts = dict(nlargest(keep, counts.items(), key=itemgetter(1)))
-    return json.dumps(counts, separators=(",", ":"))
+    return _encode(counts).decode()
 
 
 def merge_counts(a: str, b: str, keep: int) -> str:
     """Two item objects added up, the ``keep`` most frequent kept."""
-    merged = json.loads(a)
-    for item, count in json.loads(b).items():
+    merged = _decode(a)
+    for item, count in _decode(b).items():
         merged[item] = merged.get(item, 0) + count
     return top_items(merged, keep)
 
@@ -101,7 +105,7 @@ def _ranked(objects: Iterable[str]) -> dict[str, int]:
     """Item objects (one per day) added up, most frequent first (ties by item)."""
     total: dict[str, int] = {}
     for text in objects:
-        for item, count in json.loads(text).items():
+        for item, count in _decode(text).items():
             total[item] = total.get(item, 0) + count
     return dict(sorted(total.items(), key=lambda pair: (-pair[1], pair[0])))
 
