@@ -112,8 +112,9 @@ def build_store(path: Path, rows: int, seed: int = 5) -> None:
     db.close()
 
 
-def child(code: str, *args: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS bytes of a child Python process."""
+def child(code: str, *args: str) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS bytes and CPU seconds (user + system) of a child Python process:
+    CPU time is what the code costs; wall time adds what the machine's neighbours cost."""
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-c", code, *args],
                                stdout=subprocess.DEVNULL)
@@ -121,7 +122,7 @@ def child(code: str, *args: str) -> tuple[float, int]:
     elapsed = time.perf_counter() - started
     if status:
         raise RuntimeError(f"child failed with status {status}")
-    return elapsed, usage.ru_maxrss * 1024
+    return elapsed, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
 LOAD_ONLY = ("import sys; from collector.query_store import open_store; "
@@ -148,30 +149,32 @@ KEEP_ONLY = ("import sys; from collector.config import load_config; "
 
 def flush_cost(rounds: int) -> dict:
     """Each replay in a fresh interpreter, so none inherits another's heap. A third variant
-    keeps the aggregates but writes nothing: it splits the cost into bookkeeping and writing."""
+    keeps the aggregates but writes nothing: it splits the cost into bookkeeping and writing.
+    Ratios are of throughputs (plain ÷ variant times), in wall and in CPU time."""
     log = simulated_log(1_000_000)
     store = CACHE / "bench-flush.db"
-    plain, kept, stored = [], [], []
+    runs: dict[str, list[tuple[float, int, float]]] = {"plain": [], "kept": [], "stored": []}
     for n in range(rounds):
-        plain.append(child(REPLAY, str(log), "")[0])
-        kept.append(child(KEEP_ONLY, str(log))[0])
+        runs["plain"].append(child(REPLAY, str(log), ""))
+        runs["kept"].append(child(KEEP_ONLY, str(log)))
         store.unlink(missing_ok=True)
         for suffix in ("-wal", "-shm"):
             Path(f"{store}{suffix}").unlink(missing_ok=True)
-        stored.append(child(REPLAY, str(log), f"sqlite:///{store}")[0])
-        print(f"flush round {n + 1}: replay {plain[-1]:.2f} s, keeping aggregates "
-              f"{kept[-1]:.2f} s, with store {stored[-1]:.2f} s, throughput ratio "
-              f"{plain[-1] / stored[-1]:.2f}", flush=True)
-    return {"replay_s_median": round(statistics.median(plain), 2),
-            "keeping_aggregates_s_median": round(statistics.median(kept), 2),
-            "replay_with_store_s_median": round(statistics.median(stored), 2),
-            "throughput_ratio_median": round(statistics.median(
-                p / s for p, s in zip(plain, stored, strict=True)), 3),
-            "keeping_throughput_ratio_median": round(statistics.median(
-                p / k for p, k in zip(plain, kept, strict=True)), 3),
-            "replay_s_rounds": [round(x, 2) for x in plain],
-            "keeping_aggregates_s_rounds": [round(x, 2) for x in kept],
-            "replay_with_store_s_rounds": [round(x, 2) for x in stored]}
+        runs["stored"].append(child(REPLAY, str(log), f"sqlite:///{store}"))
+        print(f"flush round {n + 1}: " + ", ".join(
+            f"{name} {r[-1][0]:.2f} s wall / {r[-1][2]:.2f} s CPU" for name, r in runs.items()),
+            flush=True)
+
+    def ratio(variant: str, index: int) -> float:
+        return round(statistics.median(p[index] / v[index] for p, v in zip(
+            runs["plain"], runs[variant], strict=True)), 3)
+
+    return {"rounds_wall_cpu_s": {name: [(round(r[0], 2), round(r[2], 2)) for r in values]
+                                  for name, values in runs.items()},
+            "throughput_ratio_with_store_wall": ratio("stored", 0),
+            "throughput_ratio_with_store_cpu": ratio("stored", 2),
+            "throughput_ratio_keeping_only_wall": ratio("kept", 0),
+            "throughput_ratio_keeping_only_cpu": ratio("kept", 2)}
 
 
 def feedback_job(rows: int, rounds: int) -> dict:
@@ -183,8 +186,8 @@ def feedback_job(rows: int, rounds: int) -> dict:
     since = time.strftime("%Y-%m-%d", time.gmtime(FIRST_DAY * 86400))
     loads, jobs = [], []
     for n in range(rounds):
-        loads.append(child(LOAD_ONLY, url, since))
-        jobs.append(child(JOB, url, since, str(CACHE / "feedback-out")))
+        loads.append(child(LOAD_ONLY, url, since)[:2])
+        jobs.append(child(JOB, url, since, str(CACHE / "feedback-out"))[:2])
         print(f"feedback round {n + 1}: load only {loads[-1][0]:.1f} s "
               f"({loads[-1][1] / 2**30:.2f} GiB), job {jobs[-1][0]:.1f} s "
               f"({jobs[-1][1] / 2**30:.2f} GiB)", flush=True)

@@ -16,6 +16,7 @@ import heapq
 import random
 import re
 import time
+import zlib
 from bisect import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from collector.quality import STRATA, TAIL
 from collector.summary import ratio
 
 PAGE_SIZE = 10
+_CHURN = 5000  # of 100,000: the share of result positions showing some other document
 _Line = tuple[float, bytes, bool]  # (event time, record, may be redelivered as a duplicate)
 REFORMULATION_S = 300.0
 ABANDONMENT_S = 300.0
@@ -132,6 +134,21 @@ APPS = (
     _App("legacy", 0.10, True, False, True, True, False, False),
     _App("opensearch", 0.10, True, False, False, True, True, False),
 )
+
+
+def _ranked(normalized: str, index: int) -> str:
+    """The document a query's ranking puts at 0-based ``index``: the same for every search of
+    the query, as a search engine's ranking is."""
+    return f"doc-{(zlib.crc32(normalized.encode()) * 7919 + index * 104729) % 100000}"
+
+
+def _shown(normalized: str, page: int, i: int, drawn: int) -> str:
+    """Position ``i`` of a result page: the query's ranked document, or now and then (5 %,
+    decided by ``drawn``, a draw in [0, 100000)) another one, as fresh content and
+    personalization do."""
+    if drawn < _CHURN:
+        return f"doc-{drawn}"
+    return _ranked(normalized, (page - 1) * PAGE_SIZE + i)
 
 
 class Vocabulary:
@@ -406,7 +423,8 @@ class Simulator:
             "query_attributes": attrs,
         }
         if search.hits:
-            ids = [] if search.zero else [f"doc-{rng.randrange(100000)}" for _ in range(PAGE_SIZE)]
+            ids = [] if search.zero else [_shown(search.normalized, page, i, rng.randrange(100000))
+                                          for i in range(PAGE_SIZE)]
             record["query_response_objects_ids" if app.legacy_ids else
                    "query_response_hit_ids"] = ids
         out.append((t / 1000, self._encode(record), True))
@@ -416,13 +434,16 @@ class Simulator:
                     "action_name": "impression", "query_id": qid, "session_id": session,
                     "client_id": client, "timestamp": _iso(t + 200 + i), "message_type": None,
                     "user_query": search.query, "application": app.name,
-                    "event_attributes": {"object": {"object_id": f"doc-{i}"},
+                    "event_attributes": {"object": {"object_id": _ranked(search.normalized, i)},
                                          "position": {"ordinal": i + 1}}}), False))
 
     def _event(self, action: str, search: _Search, app: _App, client: str, session: str, t: int,
                position: int | None, page: int = 1) -> bytes:
         qid = search.page_query_id if page > 1 else search.query_id
-        attributes: dict[str, object] = {"object": {"object_id": f"doc-{self.rng.randrange(10**5)}",
+        drawn = self.rng.randrange(10**5)
+        document = (_ranked(search.normalized, (page - 1) * PAGE_SIZE + position - 1)
+                    if position else f"doc-{drawn}")
+        attributes: dict[str, object] = {"object": {"object_id": document,
                                                     "object_id_type": "product"}}
         if position is None:
             attributes["position"] = {}
