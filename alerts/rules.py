@@ -36,7 +36,7 @@ LEVELS = {"application": "application", "application_stratum": "application, str
 PANELS = {
     "zero_result_rate": 2, "known_item_zero_result_rate": 3, "ctr": 4, "reformulation_rate": 5,
     "abandonment_rate": 6, "latency": 7, "traffic": 8,
-    "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4,
+    "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
 }
 
 
@@ -257,6 +257,8 @@ def pipeline_alerts(profile: Profile) -> list[Rule]:
     invalid = f'searchpulse_records_total{{{sel},outcome="invalid"}}'
     lag = f"searchpulse_kafka_consumer_lag_records{{{sel}}}"
     last = f"searchpulse_last_event_timestamp_seconds{{{sel}}}"
+    flushes = f"searchpulse_store_flushes_total{{{sel}}}"
+    flush_failures = f"searchpulse_store_flush_failures_total{{{sel}}}"
     return [
         _alert(
             profile, "SearchpulseCollectorDown",
@@ -304,6 +306,16 @@ def pipeline_alerts(profile: Profile) -> list[Rule]:
             f"Consumer lag on {{{{ $labels.topic }}}} has grown for {d.lag_for} and is "
             f"{{{{ $value }}}} records/s up: the collector cannot keep up.",
             "consumer_lag", HEALTH_DASHBOARD, kind="pipeline", per_application=False),
+        _alert(
+            profile, "SearchpulseStoreFlushFailing",
+            f"sum(increase({flush_failures}[{w.ticket_short}])) > 0\n"
+            f"unless sum(increase({flushes}[{w.ticket_short}])) > 0",
+            "warning", d.ticket_for,
+            "The per-query aggregate store rejects every flush.",
+            f"{{{{ $value }}}} flushes of per-query aggregates failed over {w.ticket_short} and "
+            f"none succeeded: the store is down or full. Metrics are unaffected; the rows wait "
+            f"in memory and the store falls behind the topic's retention.",
+            "store", HEALTH_DASHBOARD, kind="pipeline", per_application=False),
     ]
 
 

@@ -18,7 +18,7 @@ from collector.engine import Engine
 from collector.http import MetricsServer
 from collector.metrics import SearchpulseCollector
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.store_writer import StoreWriter
+from collector.store_writer import StoreHealthCollector, StoreWriter
 from collector.summary import quality_summary
 
 _HEADLINES = (("searches", "searches", "{:,}"), ("zero-result rate", "zero_result_rate", "{:.1%}"),
@@ -75,6 +75,8 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     registry.register(SearchpulseCollector(engine.view))
+    if writer is not None:
+        registry.register(StoreHealthCollector(writer))
     server = MetricsServer(registry, host, port).start()
     view = LiveView(out)
     started = time.monotonic()

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from collector.config import Config
 from collector.query_stats import Key, QueryRow, QueryStats, merge_rows
@@ -98,3 +101,26 @@ class StoreWriter:
         self.settle()
         self._thread.shutdown()
         self.store.close()
+
+
+class StoreHealthCollector(Collector):
+    """The writer's health on /metrics: a store that stops accepting flushes must page
+    someone before the topic's retention runs out (alert SearchpulseStoreFlushFailing)."""
+
+    def __init__(self, writer: StoreWriter) -> None:
+        self.writer = writer
+
+    def collect(self) -> Iterable[Metric]:
+        writer = self.writer
+        for name, value, help_text in (
+            ("searchpulse_store_flushes", writer.flushes,
+             "Flushes of per-query aggregates the store committed."),
+            ("searchpulse_store_flush_failures", writer.failures,
+             "Flushes of per-query aggregates that failed (their rows wait for the next one)."),
+            ("searchpulse_store_rows_written", writer.rows_written,
+             "Per-query aggregate rows committed to the store."),
+        ):
+            yield CounterMetricFamily(name, help_text, value=value)
+        yield GaugeMetricFamily("searchpulse_store_rows_waiting",
+                                "Rows of failed flushes waiting for the next one.",
+                                value=len(writer.waiting))

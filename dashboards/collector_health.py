@@ -1,4 +1,5 @@
-"""Collector health: throughput, lag, bad input, freshness, state, memory, scrapes."""
+"""Collector health: throughput, lag, bad input, freshness, state, memory, scrapes,
+checkpoints, per-query aggregate flushes."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ def build():
          [(q.SCRAPE_DURATION, "{{instance}}")], None),
         (8, "Checkpoints", "Checkpoints committed per second (counters and offsets).", "reqps",
          [(q.COMMITS, "checkpoints")], None),
+        (PANELS["store"], "Per-query aggregate flushes", "Flushes of per-query aggregates "
+         "(for the feedback job) committed and failed per second.", "reqps",
+         [(q.STORE_FLUSHES, "committed"), (q.STORE_FLUSH_FAILURES, "failed")], None),
     ]
     for i, (panel_id, title, description, unit, queries, steps) in enumerate(panels):
         board = board.with_panel(series_panel(panel_id, title, description, unit, queries,

@@ -76,3 +76,5 @@ PENDING = f"sum(searchpulse_pending_searches{{{JOB}}})"
 MEMORY = f"process_resident_memory_bytes{{{JOB}}}"
 SCRAPE_DURATION = f"scrape_duration_seconds{{{JOB}}}"
 COMMITS = rate("searchpulse_kafka_commits_total", selector=JOB)
+STORE_FLUSHES = rate("searchpulse_store_flushes_total", selector=JOB)
+STORE_FLUSH_FAILURES = rate("searchpulse_store_flush_failures_total", selector=JOB)

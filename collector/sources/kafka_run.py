@@ -13,6 +13,7 @@ from collector.config import Config
 from collector.http import MetricsServer
 from collector.metrics import SearchpulseCollector
 from collector.sources.kafka import KafkaCollector, KafkaHealthCollector
+from collector.store_writer import StoreHealthCollector
 from collector.view import View
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,8 @@ def run_collector(config: Config) -> None:
     log.info("collecting %s as %s in group %s", ",".join(holder.source.topics),
              holder.source.instance, config["kafka.group_id"])
     registry.register(KafkaHealthCollector(holder.source))
+    if holder.source.writer is not None:
+        registry.register(StoreHealthCollector(holder.source.writer))
     holder.source.stop_event = stop
     try:
         holder.source.run()

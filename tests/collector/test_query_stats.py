@@ -13,6 +13,7 @@ import time
 from collections import Counter
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from collector.config import load_config
 from collector.engine import Engine
@@ -20,7 +21,7 @@ from collector.query_stats import QueryStats
 from collector.query_store import StoreError, open_store
 from collector.replay import replay
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.store_writer import StoreWriter
+from collector.store_writer import StoreHealthCollector, StoreWriter
 
 SUMS = {"searches": "searches", "zero_result_searches": "zero_result",
         "clicked_searches": "clicked", "clicks": "clicks", "converted_searches": "converted",
@@ -113,14 +114,20 @@ def test_offsets_commit_with_the_rows_and_a_failed_flush_keeps_them(store_url):
     assert {row["query"]: row["searches"] for row in writer.store.rows()} == {
         "lamp": 1, "tent": 3 + 2 + 4}
     assert writer.offsets("group-a")[("ubi", 0)] == (20, 40)
-    assert (writer.flushes, writer.failures) == (2, 1)
+    registry = CollectorRegistry()
+    registry.register(StoreHealthCollector(writer))
+    assert {name: registry.get_sample_value(name) for name in (
+        "searchpulse_store_flushes_total", "searchpulse_store_flush_failures_total",
+        "searchpulse_store_rows_written_total", "searchpulse_store_rows_waiting")} == {
+        "searchpulse_store_flushes_total": 2.0, "searchpulse_store_flush_failures_total": 1.0,
+        "searchpulse_store_rows_written_total": 3.0, "searchpulse_store_rows_waiting": 0.0}
     writer.close()
 
 
 _FLUSHER = textwrap.dedent("""
     import sys
     from collector.query_stats import QueryStats
-    from collector.store_writer import StoreWriter
+    from collector.store_writer import StoreHealthCollector, StoreWriter
     from collector.query_store import open_store
 
     writer = StoreWriter(open_store(sys.argv[1]), 60.0, 10**9)

@@ -50,7 +50,9 @@ def prometheus(kafka, tmp_path_factory):
                                      stderr=subprocess.STDOUT, cwd=workdir)
     collector = Service("collector", [
         *cli, "collect", "--bootstrap-servers", bootstrap, "--topic", topic, "--group-id", topic,
-        "--instance-id", topic, "--metrics-port", str(port)], workdir,
+        "--instance-id", topic, "--metrics-port", str(port),
+        "--store", f"sqlite:///{workdir / 'aggregates.db'}", "--set", "store.flush_interval_s=2"],
+        workdir,
         f"http://127.0.0.1:{port}/healthz").start()
     server = Prometheus(workdir, [f"127.0.0.1:{port}"],
                         [ALERTS / "searchpulse-rules.yml"]).start()
