@@ -21,8 +21,6 @@ COUNTS = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "con
           "reformulated", "abandoned")
 
 
-
-
 class QueryRow(msgspec.Struct, gc=False):
     """gc=False: tens of thousands of rows stay out of the cyclic GC's traversals (they hold
     no cycles), which otherwise cost more than the counting itself."""
@@ -59,7 +57,7 @@ Key = tuple[int, str, str]  # (UTC day number, application, normalized query)
 
 
 def merge_rows(into: dict[Key, QueryRow], rows: dict[Key, QueryRow]) -> dict[Key, QueryRow]:
-    """Add ``rows`` into ``into`` (drained rows only: their pages are counted) and return it."""
+    """Add ``rows`` into ``into`` (drained rows only: nothing pending) and return it."""
     for key, row in rows.items():
         mine = into.get(key)
         if mine is None:
@@ -76,8 +74,7 @@ class QueryStats:
     def __init__(self, shown_depth: int = 10) -> None:
         self.rows: dict[Key, QueryRow] = {}
         self.shown_depth = shown_depth
-        self._fold_at = 8 * shown_depth
-        self._shown_cap = 8 * shown_depth
+        self._batch = 8 * shown_depth  # documents queued before a fold; also the cap of `shown`
 
     def row(self, ts: float, application: str, normalized: str) -> QueryRow:
         key = (int(ts // 86400), application, normalized)
@@ -93,15 +90,15 @@ class QueryStats:
         if documents:
             pending = row.pending
             pending += documents[:self.shown_depth]
-            if len(pending) >= self._fold_at:
+            if len(pending) >= self._batch:
                 self._fold(row)
 
     def _fold(self, row: QueryRow) -> None:
         shown = row.shown
         shown.update(row.pending)
         row.pending.clear()
-        if len(shown) > self._shown_cap:  # memory bound: keep the most shown (approximate)
-            row.shown = Counter(dict(nlargest(self._shown_cap // 2, shown.items(),
+        if len(shown) > self._batch:  # memory bound: keep the most shown half (approximate)
+            row.shown = Counter(dict(nlargest(self._batch // 2, shown.items(),
                                               key=itemgetter(1))))
 
     def drain(self) -> dict[Key, QueryRow]:
