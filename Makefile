@@ -1,14 +1,20 @@
 # searchpulse — the two commands of the README are `make demo` and `make test`.
-PYTHON ?= python3
+# Everything runs in a project-local virtual environment (.venv, made by the first target that
+# needs it from BOOTSTRAP_PYTHON): a package installed by hand on the machine can hide nothing.
+BOOTSTRAP_PYTHON ?= python3
+VENV ?= .venv
+PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: all demo install setup test lint fmt generate bench bench-store bench-kafka kafka-up kafka-down help
+.PHONY: all demo install setup test check lint fmt generate bench bench-store bench-kafka \
+	kafka-up kafka-down help
 
 help:
 	@echo "make demo   - run the embedded default (simulated traffic → engine → :9464/metrics)"
 	@echo "make test   - install what the tests need, start the services, run every test"
-	@echo "make lint   - ruff"
-	@echo "make generate - regenerate alert rules and Alertmanager config from alerts/config.py"
+	@echo "make check  - lint and the service-free tests (under a minute; no set-up beyond Python)"
+	@echo "make lint   - ruff, deptry (every import declared) and pint on the generated rules"
+	@echo "make generate - regenerate alert rules, Alertmanager config and dashboards"
 	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
 	@echo "make bench-store - per-query aggregates' cost and the feedback job on 10M rows"
 	@echo "make bench-kafka - collect on a real broker vs raw kafka-python vs naive"
@@ -16,25 +22,36 @@ help:
 
 all: fmt generate lint test
 
-install:
+$(PYTHON):
+	$(BOOTSTRAP_PYTHON) -m venv $(VENV)
+
+install: $(PYTHON)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e .
 
 demo: install
-	searchpulse demo
+	$(VENV)/bin/searchpulse demo
 
-setup:
-	scripts/setup.sh
+setup: $(PYTHON)
+	PYTHON=$(PYTHON) scripts/setup.sh
 
 test: setup lint
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
-lint:
+check: $(PYTHON)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[test]"
 	$(PYTHON) -m ruff check .
+	$(PYTHON) -m deptry .
+	$(PYTHON) -m pytest -m "not integration and not slow" $(PYTEST_ARGS)
 
-fmt:
+lint: $(PYTHON)
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m deptry .
+	scripts/pint.sh lint alerts/generated/searchpulse-rules.yml
+
+fmt: $(PYTHON)
 	$(PYTHON) -m ruff check --fix .
 
-generate:  # committed artefacts; tests regenerate them and fail on any difference
+generate: $(PYTHON)  # committed artefacts; tests regenerate them and fail on any difference
 	$(PYTHON) -m alerts.build
 	$(PYTHON) -m dashboards.build
 
@@ -47,8 +64,8 @@ bench-store: install
 bench-kafka: install
 	$(PYTHON) -m benchmarks.kafka_bench --json benchmarks/results/kafka.json
 
-kafka-up:  # a local broker from Maven Central jars; the last line is bootstrap=HOST:PORT
+kafka-up: $(PYTHON)  # a local broker from Maven Central jars; the last line is bootstrap=HOST:PORT
 	@$(PYTHON) -m testbed.kafka up
 
-kafka-down:
+kafka-down: $(PYTHON)
 	@$(PYTHON) -m testbed.kafka down

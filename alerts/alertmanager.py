@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from alerts.config import Routing
+from alerts.config import Deployment, Routing
 
 # Alerts that explain every quality alert of the service: while one fires, quality alerts are
 # symptoms, not news.
-ROOT_CAUSES = ("SearchpulseCollectorDown", "SearchTrafficAbsent", "SearchpulseEventsStale")
+ROOT_CAUSES = ("SearchpulseCollectorDown", "SearchpulseCollectorAbsent", "SearchTrafficAbsent",
+               "SearchpulseEventsStale")
 
 
-def alertmanager_config(pager_url: str, ticket_url: str, routing: Routing) -> dict[str, Any]:
+def alertmanager_config(deployment: Deployment, routing: Routing) -> dict[str, Any]:
     return {
         "route": {
             "receiver": "ticket",
@@ -34,7 +35,9 @@ def alertmanager_config(pager_url: str, ticket_url: str, routing: Routing) -> di
              "equal": ["alertname", "service", "application"]},
         ],
         "receivers": [
-            {"name": "pager", "webhook_configs": [{"url": pager_url, "send_resolved": True}]},
-            {"name": "ticket", "webhook_configs": [{"url": ticket_url, "send_resolved": True}]},
+            {"name": "pager",
+             "webhook_configs": [{"url": deployment.pager_url, "send_resolved": True}]},
+            {"name": "ticket",
+             "webhook_configs": [{"url": deployment.ticket_url, "send_resolved": True}]},
         ],
     }

@@ -1,19 +1,34 @@
-"""Every alert threshold, window, `for:` and URL in one place (kubernetes-mixin style).
+"""Every alert as one row of data; every threshold, window, `for:` and URL a named setting.
 
-Change a number here, run `make generate`, commit the regenerated rules: the regenerate-and-diff
+The monitoring-mixin `_config` habit: nothing a deployment needs to change is in code. Settings
+are read like the collector's (`collector.config`): defaults < the `[alerts]` section of a TOML
+file < `SEARCHPULSE_ALERTS_*` environment variables < `--set alerts.SECTION.NAME=VALUE`, and an
+error names the key. The latency guardrail is not an alert setting: alerts read the collector's
+`metrics.latency_guardrail_s`, the value its latency histogram has a bucket boundary at.
+
+Change a default here, run `make generate`, commit the regenerated rules: the regenerate-and-diff
 test fails if the committed rules and this file disagree. `Profile.fast()` is the same rule set
 with windows short enough for the end-to-end test (event time runs faster there too).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
 
-SELECTOR = 'job="searchpulse"'  # what identifies the collector's series in Prometheus
-RUNBOOK_BASE = "https://github.com/searchpulse/searchpulse/blob/main/alerts/runbooks.md"
-GRAFANA_BASE = "http://localhost:3000"
+from collector.config import Config, ConfigError, Setting, load_config
+
 OVERVIEW_DASHBOARD = "searchpulse-overview/search-quality-overview"
 HEALTH_DASHBOARD = "searchpulse-collector/searchpulse-collector-health"
+_DURATION = re.compile(r"(\d+)([smhdw])")
+
+
+def seconds(duration: str) -> int:
+    """A Prometheus duration of one unit (`5m`, `1h`) in seconds."""
+    number, unit = _DURATION.fullmatch(duration).groups()
+    return int(number) * {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
 
 
 @dataclass(frozen=True)
@@ -25,6 +40,10 @@ class Windows:
     ticket_short: str = "30m"  # warning: slower, smaller regressions
     ticket_long: str = "6h"
     baseline_offsets: tuple[str, ...] = ("1w", "2w", "3w")  # baseline = median of these
+
+    def pair(self, kind: str) -> tuple[str, str]:
+        return (self.page_short, self.page_long) if kind == "page" else \
+            (self.ticket_short, self.ticket_long)
 
 
 @dataclass(frozen=True)
@@ -39,7 +58,6 @@ class Thresholds:
     ctr_drop_factor: float = 0.8
     reformulation_rise_factor: float = 1.25
     abandonment_rise_factor: float = 1.25
-    latency_guardrail_s: float = 0.5  # = collector metrics.latency_guardrail_s
     latency_quantile: float = 0.99
     # Minimum traffic: fewer searches than this in the long window never page or ticket.
     min_searches_long_window: int = 200
@@ -52,6 +70,7 @@ class Thresholds:
     invalid_record_ratio_warning: float = 0.02
     min_records_for_invalid_ratio: int = 500
     consumer_lag_records_warning: int = 100_000
+    consumer_lag_growing_from_records: int = 10_000
     event_staleness_s_critical: int = 600
 
 
@@ -78,14 +97,71 @@ class Routing:
 
 
 @dataclass(frozen=True)
+class Deployment:
+    """Where links point, which series are the collector's, where notifications go."""
+
+    selector: str = 'job="searchpulse"'
+    runbook_base: str = "https://github.com/searchpulse/searchpulse/blob/main/alerts/runbooks.md"
+    grafana_base: str = "http://localhost:3000"
+    pager_url: str = "http://pager.invalid/searchpulse"
+    ticket_url: str = "http://tickets.invalid/searchpulse"
+
+
+WindowKind = Literal["page", "ticket", "none"]
+
+
+@dataclass(frozen=True)
+class AlertRow:
+    """One alert rule: its expression (built in `alerts.rules` under `name`), the window pair it
+    reads, how long it must hold, how long it keeps firing, and who is woken."""
+
+    name: str
+    severity: Literal["critical", "warning"]
+    windows: WindowKind  # the multiwindow pair, or "none" for single-window expressions
+    for_: str  # a `Durations` field
+    keep_firing_for: str = "keep_firing_for"  # a `Durations` field
+    # A ticket (warning) reading the paging windows must say why; so must a page on tickets'.
+    windows_because: str = ""
+
+
+ALERTS: tuple[AlertRow, ...] = (
+    AlertRow("SearchZeroResultRateHigh", "critical", "page", "page_for"),
+    AlertRow("SearchZeroResultRateHigh", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchKnownItemZeroResultRateHigh", "critical", "page", "page_for"),
+    AlertRow("SearchClickThroughRateDrop", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchReformulationRateHigh", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchAbandonmentRateHigh", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchLatencyP99High", "warning", "page", "page_for",
+             windows_because="a latency guardrail breach is user-visible at once: the ticket "
+                             "opens within the hour, not after six"),
+    AlertRow("SearchTrafficCessation", "critical", "none", "page_for"),
+    AlertRow("SearchTrafficAbsent", "critical", "none", "absent_for"),
+    AlertRow("SearchpulseCollectorDown", "critical", "none", "down_for"),
+    AlertRow("SearchpulseCollectorAbsent", "critical", "none", "absent_for"),
+    AlertRow("SearchpulseEventsStale", "critical", "none", "down_for"),
+    AlertRow("SearchpulseInvalidRecordRateHigh", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchpulseConsumerLagHigh", "warning", "none", "lag_for"),
+    AlertRow("SearchpulseConsumerLagGrowing", "warning", "ticket", "lag_for"),
+    AlertRow("SearchpulseStoreFlushFailing", "warning", "ticket", "ticket_for"),
+)
+_SEVERITY_WINDOWS = {"critical": "page", "warning": "ticket"}
+
+
+@dataclass(frozen=True)
 class Profile:
     windows: Windows = field(default_factory=Windows)
     thresholds: Thresholds = field(default_factory=Thresholds)
     durations: Durations = field(default_factory=Durations)
     routing: Routing = field(default_factory=Routing)
-    selector: str = SELECTOR
-    runbook_base: str = RUNBOOK_BASE
-    grafana_base: str = GRAFANA_BASE
+    deployment: Deployment = field(default_factory=Deployment)
+    alerts: tuple[AlertRow, ...] = ALERTS
+    latency_guardrail_s: float = 0.5  # the collector's metrics.latency_guardrail_s
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    def duration(self, name: str) -> str:
+        return getattr(self.durations, name)
 
     @classmethod
     def fast(cls) -> Profile:
@@ -101,3 +177,57 @@ class Profile:
             routing=Routing(group_wait="1s", group_interval="2s", repeat_interval="1m",
                             page_repeat_interval="1m"),
         )
+
+
+def check(profile: Profile) -> None:
+    """Rejects a profile whose rows or windows contradict each other; names the culprit."""
+    w = profile.windows
+    for key in ("page", "ticket"):
+        short, long = w.pair(key)
+        for name, value in ((f"{key}_short", short), (f"{key}_long", long)):
+            if not _DURATION.fullmatch(value):
+                raise ConfigError(f"alerts.windows.{name}: not a duration like 5m, got {value!r}")
+        if seconds(short) >= seconds(long):
+            raise ConfigError(f"alerts.windows.{key}_short ({short}) must be shorter than "
+                              f"alerts.windows.{key}_long ({long})")
+    for item in fields(Durations):
+        if not _DURATION.fullmatch(getattr(profile.durations, item.name)):
+            raise ConfigError(f"alerts.durations.{item.name}: not a duration like 5m, got "
+                              f"{getattr(profile.durations, item.name)!r}")
+    for row in profile.alerts:
+        where = f"alert {row.name} ({row.severity})"
+        for attribute in ("for_", "keep_firing_for"):
+            if not hasattr(profile.durations, getattr(row, attribute)):
+                raise ConfigError(f"{where}: {attribute} names no alerts.durations setting, got "
+                                  f"{getattr(row, attribute)!r}")
+        expected = _SEVERITY_WINDOWS[row.severity]
+        if row.windows not in ("none", expected) and not row.windows_because:
+            raise ConfigError(f"{where}: a {row.severity} alert reads the {expected} windows, "
+                              f"not the {row.windows} windows, unless windows_because says why")
+
+
+# ----------------------------------------------------------------------------- settings
+SECTIONS = {"windows": Windows, "thresholds": Thresholds, "durations": Durations,
+            "routing": Routing, "deployment": Deployment}
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(f"alerts.{section}.{item.name}",
+            list if isinstance(item.default, tuple) else type(item.default), item.default,
+            f"{section} of the generated alerts (alerts/config.py)")
+    for section, kind in SECTIONS.items() for item in fields(kind)
+)
+
+
+def from_config(config: Config) -> Profile:
+    """The profile a (collector) configuration with the alert settings describes."""
+    parts: dict[str, Any] = {}
+    for section, kind in SECTIONS.items():
+        values = {item.name: config[f"alerts.{section}.{item.name}"] for item in fields(kind)}
+        parts[section] = kind(**{k: tuple(v) if isinstance(v, list) else v
+                                 for k, v in values.items()})
+    return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"])
+
+
+def load_profile(path: str | None = None, overrides: Mapping[str, Any] | None = None,
+                 environ: Mapping[str, str] | None = None) -> Profile:
+    """Defaults < TOML file < environment < overrides, validated like the collector's config."""
+    return from_config(load_config(path, overrides, environ, extra=SETTINGS))

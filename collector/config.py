@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "SEARCHPULSE_"
+# Config-file sections read by other programs (`python -m alerts.build`): one file may hold both.
+FOREIGN_SECTIONS = ("alerts.",)
 
 
 class ConfigError(ValueError):
@@ -262,6 +264,8 @@ def load_config(
     for source, layer in layers:
         for key, raw in layer.items():
             setting = table.get(key)
+            if setting is None and source == str(path) and key.startswith(FOREIGN_SECTIONS):
+                continue
             if setting is None:
                 raise ConfigError(f"{key} (from {source}): unknown setting")
             label = setting.env if source == "environment" else source

@@ -3,23 +3,19 @@ checkpoints, per-query aggregate flushes."""
 
 from __future__ import annotations
 
-from grafana_foundation_sdk.builders import dashboard
-
 from alerts.config import Thresholds
 from alerts.rules import PANELS
 from dashboards import queries as q
-from dashboards.panels import link, series_panel, thresholds
+from dashboards.panels import board, link, scope_variables, series_panel, thresholds
 
 UID = "searchpulse-collector"
 
 
 def build():
-    board = (dashboard.Dashboard("searchpulse — collector health").uid(UID)
-             .description("Is the pipeline from Kafka to /metrics healthy?")
-             .tags(["searchpulse"]).refresh("30s").time("now-3h", "now")
-             .link(link("Overview", "searchpulse-overview"))
-             .with_variable(dashboard.DatasourceVariable("datasource").label("Data source")
-                            .type("prometheus")))
+    health = scope_variables(
+        board(UID, "searchpulse — collector health",
+              "Is the pipeline from Kafka to /metrics healthy?")
+        .refresh("30s").time("now-3h", "now").link(link("Overview", "searchpulse-overview")))
     stale = Thresholds().event_staleness_s_critical
     panels = [
         (PANELS["throughput"], "Records per second by outcome", "Records read per second: "
@@ -48,6 +44,6 @@ def build():
          [(q.STORE_FLUSHES, "committed"), (q.STORE_FLUSH_FAILURES, "failed")], None),
     ]
     for i, (panel_id, title, description, unit, queries, steps) in enumerate(panels):
-        board = board.with_panel(series_panel(panel_id, title, description, unit, queries,
+        health = health.with_panel(series_panel(panel_id, title, description, unit, queries,
                                               (8, 12, 12 * (i % 2), 8 * (i // 2)), steps))
-    return board
+    return health

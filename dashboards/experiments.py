@@ -2,33 +2,31 @@
 
 from __future__ import annotations
 
-from grafana_foundation_sdk.builders import dashboard
-
 from dashboards import queries as q
-from dashboards.panels import link, series_panel, variables
+from dashboards.panels import board, link, series_panel, variables
 
 UID = "searchpulse-experiments"
 
 
 def build():
-    board = (dashboard.Dashboard("Search quality — experiments").uid(UID)
-             .description("Per-variant comparison of the quality rates (query_attributes.variant)."
-                          ).tags(["searchpulse"]).refresh("1m").time("now-24h", "now")
-             .link(link("Overview", "searchpulse-overview"))
-             .link(link("Collector health", "searchpulse-collector")))
-    board = variables(board)
+    experiments = variables(
+        board(UID, "Search quality — experiments",
+              "Per-variant comparison of the quality rates (query_attributes.variant).")
+        .refresh("1m").time("now-24h", "now")
+        .link(link("Overview", "searchpulse-overview"))
+        .link(link("Collector health", "searchpulse-collector")))
     share = (f"{q.rate('searchpulse_searches_total', 'variant')} / ignoring(variant) "
              f"group_left {q.SEARCHES_PER_S}")
-    board = board.with_panel(series_panel(
+    experiments = experiments.with_panel(series_panel(
         1, "Traffic share by variant", "Share of searches per variant (a split that drifts "
         "from the design is a sample-ratio mismatch).", "percentunit", [(share, "{{variant}}")],
         (8, 12, 0, 0)))
     for n, (title, (numerator, denominator)) in enumerate(q.RATES.items(), start=1):
-        board = board.with_panel(series_panel(
+        experiments = experiments.with_panel(series_panel(
             n + 1, f"{title} by variant", f"{title} per experiment variant.", "percentunit",
             [(q.ratio(numerator, denominator, "variant"), "{{variant}}")],
             (8, 12, 12 * (n % 2), 8 * (n // 2))))
-    board = board.with_panel(series_panel(
+    experiments = experiments.with_panel(series_panel(
         7, "Latency p99 by variant", "99th percentile latency per variant.", "s",
         [(q.latency_quantile(0.99, "le, variant"), "{{variant}}")], (8, 12, 12, 24)))
-    return board
+    return experiments

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard
 
-from alerts.config import Thresholds
+from alerts.config import Profile
 from alerts.rules import PANELS
 from dashboards import queries as q
 from dashboards.panels import (
     DATASOURCE,
+    board,
     link,
     series_panel,
     stat_panel,
@@ -18,8 +19,10 @@ from dashboards.panels import (
 )
 
 UID = "searchpulse-overview"
-T = Thresholds()
+PROFILE = Profile()
+T = PROFILE.thresholds
 LAST_WEEK = " offset 1w"
+WINDOW = f"over {q.HEADLINE_WINDOW}, all collectors (recording rule)"
 
 
 def _with_last_week(expr: str, legend: str) -> list[tuple[str, str]]:
@@ -32,73 +35,73 @@ def red_above(limit: float):
 
 
 def build():
-    board = (dashboard.Dashboard("Search quality — overview").uid(UID)
-             .description("Online search quality from UBI events: rates, breakdowns, alerts.")
-             .tags(["searchpulse"]).refresh("30s").time("now-6h", "now")
+    overview = (board(UID, "Search quality — overview",
+                      "Online search quality from UBI events: rates, breakdowns, alerts.")
+                .refresh("30s").time("now-6h", "now")
              .link(link("Experiments", "searchpulse-experiments"))
              .link(link("Collector health", "searchpulse-collector"))
              .annotation(dashboard.AnnotationQuery().name("searchpulse alerts")
                          .datasource(DATASOURCE).enable(True).icon_color("red")
                          .expr(q.ALERT_ANNOTATIONS)))
-    board = variables(board)
+    overview = variables(overview)
     headline = [
-        (PANELS["zero_result_rate"], "Zero-result rate", "Zero-result searches / searches, "
-         "5m (recording rule). Red at the paging objective.", "percentunit",
+        (PANELS["zero_result_rate"], "Zero-result rate", "Zero-result searches / searches "
+         f"{WINDOW}. Red at the paging objective.", "percentunit",
          q.recorded("zero_result_searches", "searches"), red_above(T.zero_result_rate_critical)),
-        (PANELS["ctr"], "CTR", "Clicked searches / searches with results, 5m.", "percentunit",
+        (PANELS["ctr"], "CTR", f"Clicked searches / searches with results {WINDOW}.", "percentunit",
          q.recorded("clicked_searches", "searches_with_results"), None),
         (PANELS["reformulation_rate"], "Reformulation rate",
-         "Reformulated searches / searches, 5m.", "percentunit",
+         f"Reformulated searches / searches {WINDOW}.", "percentunit",
          q.recorded("reformulated_searches", "searches"), None),
         (PANELS["abandonment_rate"], "Abandonment rate",
-         "Abandoned searches / searches with results, 5m.", "percentunit",
+         f"Abandoned searches / searches with results {WINDOW}.", "percentunit",
          q.recorded("abandoned_searches", "searches_with_results"), None),
         (PANELS["latency"], "Latency p99", "99th percentile of search latency. Red above the "
-         "guardrail.", "s", q.latency_quantile(0.99), red_above(T.latency_guardrail_s)),
+         "guardrail.", "s", q.latency_quantile(0.99), red_above(PROFILE.latency_guardrail_s)),
         (PANELS["traffic"], "Searches per second", "Searches per second.", "reqps",
          q.SEARCHES_PER_S, None),
     ]
     for column, (panel_id, title, description, unit, expr, steps) in enumerate(headline):
-        board = board.with_panel(stat_panel(panel_id, title, description, unit, expr,
+        overview = overview.with_panel(stat_panel(panel_id, title, description, unit, expr,
                                             (4, 4, 4 * column, 0), steps))
-    board = board.with_panel(stat_panel(
+    overview = overview.with_panel(stat_panel(
         PANELS["known_item_zero_result_rate"], "Known-item zero-result rate",
         "Zero-result rate of known-item searches (SKUs, ISBNs, exact titles) per application.",
         "percentunit", q.KNOWN_ITEM_ZERO_RESULT, (4, 8, 0, 4),
         red_above(T.known_item_zero_result_rate_critical)))
-    board = board.with_panel(stat_panel(
+    overview = overview.with_panel(stat_panel(
         9, "Firing alerts", "searchpulse alerts firing now.", "short", q.FIRING_ALERTS,
         (4, 4, 8, 4), red_above(1)))
-    board = board.with_panel(table_panel(
+    overview = overview.with_panel(table_panel(
         10, "Top zero-result queries", "The most frequent zero-result queries per application "
         "over the last 15 minutes of event time (scrubbed of personal data).", "short",
         q.TOP_ZERO_RESULT_QUERIES, (8, 12, 12, 4)))
     row = 12
     for panel_id, (title, (numerator, denominator)) in enumerate(q.RATES.items(), start=11):
         expr = q.ratio(numerator, denominator, "application")
-        board = board.with_panel(series_panel(
+        overview = overview.with_panel(series_panel(
             panel_id, f"{title} by application", f"{title} per application, with the same "
             "time a week ago.", "percentunit", _with_last_week(expr, "{{application}}"),
             (8, 12, 12 * ((panel_id - 11) % 2), row + 8 * ((panel_id - 11) // 2))))
     row += 24
     for panel_id, (title, (numerator, denominator)) in enumerate(
             list(q.RATES.items())[:4], start=16):
-        board = board.with_panel(series_panel(
+        overview = overview.with_panel(series_panel(
             panel_id, f"{title} by stratum", f"{title} per query stratum.", "percentunit",
             [(q.ratio(numerator, denominator, "stratum"), "{{stratum}}")],
             (8, 12, 12 * ((panel_id - 16) % 2), row + 8 * ((panel_id - 16) // 2))))
     row += 16
-    board = board.with_panel(series_panel(
+    overview = overview.with_panel(series_panel(
         20, "Zero-result rate by variant", "Zero-result rate per experiment variant.",
         "percentunit", [(q.ratio(*q.ZERO_RESULT, by="variant"), "{{variant}}")],
         (8, 8, 0, row)))
-    board = board.with_panel(series_panel(
+    overview = overview.with_panel(series_panel(
         21, "First click position", "Searches whose first click was at or above each "
         "position, per second (cumulative histogram buckets).", "reqps",
         [(q.FIRST_CLICK_POSITION, "≤ {{le}}")], (8, 8, 8, row)))
-    board = board.with_panel(series_panel(
+    overview = overview.with_panel(series_panel(
         22, "Time to first click (median) and MRR", "Median time from a search to its first "
         "click; MRR of first clicks on the right axis.", "s",
         [(q.TIME_TO_FIRST_CLICK, "median time to first click"), (q.MRR, "MRR")],
-        (8, 8, 16, row)))
-    return board
+        (8, 8, 16, row), right_axis=("MRR", "none")))
+    return overview

@@ -1,15 +1,26 @@
-"""Panel builders with the house rules applied once: the `$datasource` variable, a unit and a
-description on every panel, refIds A, B, …, fixed ids (alerts link to them)."""
+"""Panel builders with the house rules applied once: the `$datasource`, `$job` and `$instance`
+variables (grafana/dashboard-linter's rules), a unit and a description on every panel, refIds
+A, B, …, fixed ids (alerts link to them), thresholds drawn on time series, read-only boards."""
 
 from __future__ import annotations
 
-from grafana_foundation_sdk.builders import dashboard, prometheus, stat, table, timeseries
+from grafana_foundation_sdk.builders import (
+    common,
+    dashboard,
+    prometheus,
+    stat,
+    table,
+    timeseries,
+)
+from grafana_foundation_sdk.models.common import AxisPlacement, GraphThresholdsStyleMode
 from grafana_foundation_sdk.models.dashboard import (
     DashboardLinkType,
     DataSourceRef,
+    DynamicConfigValue,
     GridPos,
     Threshold,
     ThresholdsMode,
+    VariableRefresh,
 )
 
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -41,11 +52,19 @@ def stat_panel(panel_id: int, title: str, description: str, unit: str, expr: str
 
 def series_panel(panel_id: int, title: str, description: str, unit: str,
                  queries: list[tuple[str, str]], pos: tuple[int, int, int, int],
-                 steps: dashboard.ThresholdsConfig | None = None):
+                 steps: dashboard.ThresholdsConfig | None = None,
+                 right_axis: tuple[str, str] | None = None):
+    """A time series; `steps` are drawn as lines; `right_axis` = (series name, its unit)."""
     panel = (timeseries.Panel().id(panel_id).title(title).description(description).unit(unit)
              .datasource(DATASOURCE).grid_pos(GridPos(*pos)))
     if steps is not None:
-        panel = panel.thresholds(steps)
+        panel = panel.thresholds(steps).thresholds_style(
+            common.GraphThresholdsStyleConfig().mode(GraphThresholdsStyleMode.LINE))
+    if right_axis is not None:
+        name, axis_unit = right_axis
+        panel = panel.override_by_name(name, [
+            DynamicConfigValue("custom.axisPlacement", AxisPlacement.RIGHT),
+            DynamicConfigValue("unit", axis_unit)])
     return _targets(panel, queries)
 
 
@@ -56,18 +75,39 @@ def table_panel(panel_id: int, title: str, description: str, unit: str, expr: st
     return _targets(panel, [(expr, "{{query}}")], instant=True)
 
 
-def variables(board):
-    """`datasource`, `application` and `stratum`, as every searchpulse dashboard has them."""
+def _query_variable(name: str, query: str, all_value: str):
+    """Multi-select, "All", refreshed when the time range changes (a new collector appears)."""
+    return (dashboard.QueryVariable(name).label(name.title()).datasource(DATASOURCE).query(query)
+            .multi(True).include_all(True).all_value(all_value)
+            .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED))
+
+
+def scope_variables(board):
+    """`datasource`, `job` and `instance`: which Prometheus, which collectors (every board)."""
     return (board
             .with_variable(dashboard.DatasourceVariable("datasource").label("Data source")
                            .type("prometheus"))
-            .with_variable(dashboard.QueryVariable("application").label("Application")
-                           .datasource(DATASOURCE)
-                           .query("label_values(searchpulse_searches_total, application)")
-                           .multi(True).include_all(True).all_value(".*"))
+            .with_variable(_query_variable("job", "label_values(searchpulse_build_info, job)",
+                                           ".+"))
+            .with_variable(_query_variable(
+                "instance", 'label_values(searchpulse_build_info{job=~"$job"}, instance)', ".+")))
+
+
+def variables(board):
+    """The scope, then `application` and `stratum`, as every quality dashboard has them."""
+    return (scope_variables(board)
+            .with_variable(_query_variable(
+                "application", 'label_values(searchpulse_searches_total{job=~"$job",'
+                'instance=~"$instance"}, application)', ".*"))
             .with_variable(dashboard.CustomVariable("stratum").label("Stratum")
                            .values("head,torso,tail,known_item").multi(True).include_all(True)
                            .all_value(".*")))
+
+
+def board(uid: str, title: str, description: str):
+    """A read-only dashboard: provisioning forbids UI changes, so the editor is not offered."""
+    return (dashboard.Dashboard(title).uid(uid).description(description).tags(["searchpulse"])
+            .readonly())
 
 
 def link(title: str, uid: str):

@@ -1,18 +1,23 @@
 """The PromQL of every panel, apart from the layout.
 
-Headline stats read the 5m recording rules of `alerts/` (the numbers the alerts judge); time
-series read the counters with `$__rate_interval` so that the `stratum` filter applies too.
+Headline stats read the short-window recording rules of `alerts/` (the numbers the paging alerts
+judge; they aggregate over collectors, so only `$application` filters them: dashboards/generated/
+.lint says so to dashboard-linter); time series read the counters with `$__rate_interval`, and
+every selector of a collector series carries the `$job` and `$instance` matchers.
 Every ratio is Σ numerator / Σ denominator, and `(… > 0)` turns a zero denominator into no data.
 """
 
 from __future__ import annotations
 
+from alerts.config import Windows
 from alerts.rules import count_name
 
-APP = 'application=~"$application"'
+SCOPE = 'job=~"$job",instance=~"$instance"'
+APP = f'{SCOPE},application=~"$application"'
 FILTER = f'{APP},stratum=~"$stratum"'
 KNOWN_ITEM = f'{APP},stratum="known_item"'
 WITH_RESULTS = "with_results"
+HEADLINE_WINDOW = Windows().page_short
 
 
 def rate(metric: str, by: str = "", selector: str = FILTER) -> str:
@@ -31,8 +36,9 @@ def ratio(numerator: str, denominator: str, by: str = "", selector: str = FILTER
 
 def recorded(numerator: str, denominator: str) -> str:
     """A rate of the headline row from the recording rules, over the selected applications."""
-    return (f"sum({count_name('application', numerator, '5m')}{{{APP}}}) / "
-            f"(sum({count_name('application', denominator, '5m')}{{{APP}}}) > 0)")
+    selector = '{application=~"$application"}'
+    return (f"sum({count_name('application', numerator, HEADLINE_WINDOW)}{selector}) / "
+            f"(sum({count_name('application', denominator, HEADLINE_WINDOW)}{selector}) > 0)")
 
 
 # (numerator counter, denominator counter or WITH_RESULTS) of each quality rate.
@@ -64,17 +70,16 @@ MRR = ratio("searchpulse_first_click_reciprocal_rank_total",
             "searchpulse_first_click_position_count")
 
 # Collector health (no application filter: these describe the pipeline).
-JOB = 'job="searchpulse"'
-RECORDS_BY_OUTCOME = rate("searchpulse_records_total", "outcome", JOB)
-CONSUMED = rate("searchpulse_kafka_records_consumed_total", "topic", JOB)
-LAG = f"sum by (topic, partition) (searchpulse_kafka_consumer_lag_records{{{JOB}}})"
-INVALID_BY_REASON = rate("searchpulse_invalid_records_total", "reason", JOB)
-DEAD_LETTERED_BY_REASON = rate("searchpulse_dead_lettered_records_total", "reason", JOB)
-FRESHNESS = f"time() - max(searchpulse_last_event_timestamp_seconds{{{JOB}}})"
-OPEN_SESSIONS = f"sum(searchpulse_open_sessions{{{JOB}}})"
-PENDING = f"sum(searchpulse_pending_searches{{{JOB}}})"
-MEMORY = f"process_resident_memory_bytes{{{JOB}}}"
-SCRAPE_DURATION = f"scrape_duration_seconds{{{JOB}}}"
-COMMITS = rate("searchpulse_kafka_commits_total", selector=JOB)
-STORE_FLUSHES = rate("searchpulse_store_flushes_total", selector=JOB)
-STORE_FLUSH_FAILURES = rate("searchpulse_store_flush_failures_total", selector=JOB)
+RECORDS_BY_OUTCOME = rate("searchpulse_records_total", "outcome", SCOPE)
+CONSUMED = rate("searchpulse_kafka_records_consumed_total", "topic", SCOPE)
+LAG = f"sum by (topic, partition) (searchpulse_kafka_consumer_lag_records{{{SCOPE}}})"
+INVALID_BY_REASON = rate("searchpulse_invalid_records_total", "reason", SCOPE)
+DEAD_LETTERED_BY_REASON = rate("searchpulse_dead_lettered_records_total", "reason", SCOPE)
+FRESHNESS = f"time() - max(searchpulse_last_event_timestamp_seconds{{{SCOPE}}})"
+OPEN_SESSIONS = f"sum(searchpulse_open_sessions{{{SCOPE}}})"
+PENDING = f"sum(searchpulse_pending_searches{{{SCOPE}}})"
+MEMORY = f"process_resident_memory_bytes{{{SCOPE}}}"
+SCRAPE_DURATION = f"scrape_duration_seconds{{{SCOPE}}}"
+COMMITS = rate("searchpulse_kafka_commits_total", selector=SCOPE)
+STORE_FLUSHES = rate("searchpulse_store_flushes_total", selector=SCOPE)
+STORE_FLUSH_FAILURES = rate("searchpulse_store_flush_failures_total", selector=SCOPE)

@@ -1,15 +1,22 @@
-"""Rules: generated from alerts/config.py, valid for promtool, unit-tested case by case."""
+"""Rules: generated from alerts/config.py, valid for promtool and pint, unit-tested case by case,
+deployable without editing code."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from alerts.build import GENERATED, build
-from alerts.config import Profile
+from alerts.build import GENERATED, build, main
+from alerts.config import ALERTS as ALERT_ROWS
+from alerts.config import AlertRow, ConfigError, Profile, Windows, load_profile
+from collector.quality import latency_buckets
+from dashboards.build import GENERATED as DASHBOARDS
 from testbed.process import require
 
 ALERTS = Path(__file__).parents[2] / "alerts"
@@ -23,8 +30,7 @@ def rules() -> list[dict]:
 
 
 def test_generated_files_are_up_to_date(tmp_path):
-    build(tmp_path, Profile(), "http://pager.invalid/searchpulse",
-          "http://tickets.invalid/searchpulse")
+    build(tmp_path, load_profile(environ={}))
     for generated in tmp_path.iterdir():
         committed = GENERATED / generated.name
         assert committed.read_text() == generated.read_text(), \
@@ -35,7 +41,27 @@ def test_promtool_check_rules():
     done = subprocess.run([require("promtool"), "check", "rules", str(RULES)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "SUCCESS: 109 rules found" in done.stdout
+    assert f"SUCCESS: {len(rules())} rules found" in done.stdout
+
+
+def test_pint_finds_nothing():
+    """cloudflare's pint, built by scripts/pint.sh, at its most verbose severity."""
+    done = subprocess.run([str(ALERTS.parent / "scripts" / "pint.sh"), "lint",
+                           "--min-severity=info", "--fail-on=info", str(RULES)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Problems found" not in done.stderr
+
+
+def test_every_recording_rule_has_a_consumer():
+    """An alert, another recording rule or a dashboard panel reads every recorded series."""
+    readers = [rule["expr"] for rule in rules()]
+    readers += [target["expr"] for path in DASHBOARDS.glob("*.json")
+                for panel in json.loads(path.read_text())["panels"]
+                for target in panel.get("targets", [])]
+    for rule in (r for r in rules() if "record" in r):
+        used = re.compile(re.escape(rule["record"]) + r"(?![\w:])")
+        assert any(used.search(expr) for expr in readers), f"{rule['record']} is read by nothing"
 
 
 @pytest.mark.parametrize("test_file", TEST_FILES, ids=lambda p: p.name)
@@ -74,3 +100,80 @@ def test_recording_rules_follow_level_metric_operations():
         level, metric, operations = rule["record"].split(":")
         assert level in ("application", "application_stratum")
         assert metric.startswith("searchpulse_") and operations
+
+
+@pytest.mark.parametrize("guardrail", [0.5, 0.4, 1.25])
+def test_latency_guardrail_has_one_source_and_is_a_bucket_boundary(guardrail):
+    profile = load_profile(overrides={"metrics.latency_guardrail_s": guardrail}, environ={})
+    latency = next(r for r in _rules(profile) if r.get("alert") == "SearchLatencyP99High")
+    assert re.findall(r"> ([\d.]+)\)?\n", latency["expr"]) == [str(guardrail), str(guardrail)]
+    assert guardrail in latency_buckets(guardrail)
+
+
+def _rules(profile: Profile) -> list[dict]:
+    from alerts.rules import rule_groups
+    return [rule for group in rule_groups(profile)["groups"] for rule in group["rules"]]
+
+
+def test_build_flags_change_every_url(tmp_path):
+    assert main(["--out", str(tmp_path), "--runbook-base", "https://wiki.example/rb",
+                 "--grafana-base", "https://grafana.example", "--pager-url", "https://pg/x",
+                 "--ticket-url", "https://tk/y"]) == 0
+    groups = yaml.safe_load((tmp_path / "searchpulse-rules.yml").read_text())["groups"]
+    alerts = [r for g in groups for r in g["rules"] if "alert" in r]
+    assert len(alerts) == len(ALERT_ROWS)
+    for alert in alerts:
+        annotations = alert["annotations"]
+        assert annotations["runbook_url"] == f"https://wiki.example/rb#{alert['alert'].lower()}"
+        assert annotations["dashboard_url"].startswith("https://grafana.example/d/")
+    receivers = yaml.safe_load((tmp_path / "alertmanager.yml").read_text())["receivers"]
+    assert {r["name"]: r["webhook_configs"][0]["url"] for r in receivers} == \
+        {"pager": "https://pg/x", "ticket": "https://tk/y"}
+
+
+def test_thresholds_come_from_file_environment_and_flags(tmp_path, monkeypatch):
+    config = tmp_path / "searchpulse.toml"
+    config.write_text('[alerts.thresholds]\nzero_result_rate_critical = 0.2\n'
+                      '[windows]\nabandonment_s = 600\n')  # one file for collector and alerts
+    monkeypatch.setenv("SEARCHPULSE_ALERTS_DURATIONS_PAGE_FOR", "7m")
+    assert main(["--out", str(tmp_path), "--config", str(config),
+                 "--set", "alerts.windows.baseline_offsets=1d,1w"]) == 0
+    text = (tmp_path / "searchpulse-rules.yml").read_text()
+    assert "ratio_rate5m > 0.2\n" in text and "ratio_rate5m > 0.15" not in text
+    assert "offset 1d" in text and "offset 2w" not in text
+    groups = yaml.safe_load(text)["groups"]
+    pages = [r for g in groups for r in g["rules"]
+             if r.get("labels", {}).get("severity") == "critical"]
+    assert {r["for"] for r in pages if r["alert"] == "SearchZeroResultRateHigh"} == {"7m"}
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["--set", "alerts.thresholds.ctr_drop_factor=low"], "alerts.thresholds.ctr_drop_factor"),
+    (["--set", "alerts.windows.page_short=2h"], "alerts.windows.page_short"),
+    (["--set", "alerts.durations.ticket_for=soon"], "alerts.durations.ticket_for"),
+    (["--set", "alerts.nothing=1"], "alerts.nothing"),
+])
+def test_a_bad_setting_exits_2_naming_it(tmp_path, capsys, args, named):
+    assert main(["--out", str(tmp_path), *args]) == 2
+    assert named in capsys.readouterr().err
+    assert not (tmp_path / "searchpulse-rules.yml").exists()
+
+
+def test_a_ticket_on_paging_windows_must_say_why():
+    loud = AlertRow("SearchClickThroughRateDrop", "warning", "page", "ticket_for")
+    with pytest.raises(ConfigError, match="SearchClickThroughRateDrop.*unless windows_because"):
+        Profile(alerts=(*ALERT_ROWS[:3], loud))
+    stated = replace(loud, windows_because="tested")
+    assert Profile(alerts=(stated,)).alerts == (stated,)
+    with pytest.raises(ConfigError, match="page_short"):
+        Profile(windows=Windows(page_short="1h", page_long="1h"))
+
+
+def test_alert_texts_follow_their_windows():
+    profile = Profile(windows=Windows(ticket_short="20m", ticket_long="4h"))
+    by_name = {(r["alert"], r["labels"]["severity"]): r for r in _rules(profile) if "alert" in r}
+    ctr = by_name[("SearchClickThroughRateDrop", "warning")]
+    assert "ratio_rate20m" in ctr["expr"] and "ratio_rate4h_baseline" in ctr["expr"]
+    assert "over 20m and beyond ×0.8 of its baseline over 4h" in \
+        ctr["annotations"]["description"]
+    assert "median of the same 4h window 1w, 2w, 3w earlier" in ctr["annotations"]["description"]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 import yaml
 
 from alerts.build import build
-from alerts.config import Profile
+from alerts.config import Deployment, Profile
 from testbed.monitoring import Alertmanager, Prometheus
 from testbed.process import Service, free_port
 from testbed.webhook import WebhookReceiver
@@ -36,7 +37,8 @@ def is_page(status: str):
 def stack(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("alerting")
     receiver = WebhookReceiver()
-    build(workdir, Profile.fast(), receiver.url + "/pager", receiver.url + "/ticket")
+    build(workdir, replace(Profile.fast(), deployment=Deployment(
+        pager_url=receiver.url + "/pager", ticket_url=receiver.url + "/ticket")))
     port = free_port()
     collector = Service("collector", [
         sys.executable, "-m", "collector.cli", "demo", "--speed", "60", "--port", str(port),

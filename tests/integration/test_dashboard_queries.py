@@ -5,6 +5,7 @@ return data. Grafana cannot be installed here; this is what it would ask Prometh
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -19,7 +20,15 @@ from testbed.monitoring import Prometheus
 from testbed.process import Service, free_port, terminate
 
 pytestmark = pytest.mark.integration
-SUBSTITUTIONS = {"$application": ".*", "$stratum": ".*", "$__rate_interval": "30s"}
+# Each variable's "All" value, as Grafana sends it.
+SUBSTITUTIONS = {"$application": ".*", "$stratum": ".*", "$job": ".+", "$instance": ".+",
+                 "$__rate_interval": "30s"}
+
+
+def substitute(expr: str) -> str:
+    for variable, value in SUBSTITUTIONS.items():
+        expr = expr.replace(variable, value)
+    return expr
 
 
 def panel_queries():
@@ -27,10 +36,7 @@ def panel_queries():
         board = json.loads(path.read_text())
         for panel in board["panels"]:
             for target in panel["targets"]:
-                expr = target["expr"]
-                for variable, value in SUBSTITUTIONS.items():
-                    expr = expr.replace(variable, value)
-                yield f"{board['uid']}/{panel['id']} {panel['title']}", expr
+                yield f"{board['uid']}/{panel['id']} {panel['title']}", substitute(target["expr"])
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +86,15 @@ def test_annotation_queries_parse(prometheus):
     for path in sorted(GENERATED.glob("*.json")):
         for annotation in json.loads(path.read_text()).get("annotations", {}).get("list", []):
             prometheus.query(annotation["expr"])  # raises on a PromQL error; no alert: no data
+
+
+def test_variable_queries_find_values(prometheus):
+    """`label_values(selector, label)` of every query variable finds the running collector."""
+    for path in sorted(GENERATED.glob("*.json")):
+        for variable in json.loads(path.read_text())["templating"]["list"]:
+            if variable["type"] != "query":
+                continue
+            selector, label = re.fullmatch(r"label_values\((.+), (\w+)\)",
+                                           variable["query"]).groups()
+            found = prometheus.query(f"count by ({label}) ({substitute(selector)})")
+            assert [series["metric"][label] for series in found], variable["name"]
