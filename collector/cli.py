@@ -305,7 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
                "(searchpulse --help).\nExit codes: 0 ok, 2 configuration error, 3 store, "
                "judgments or runs unusable, or no data in the period.")
     p.add_argument("--since", default="90d",
-                   help="period: days back from today (90d) or a date (2026-09-01); default 90d")
+                   help="period: days back from the newest day in the store (90d) or a date "
+                        "(2026-09-01); default 90d")
     p.add_argument("--judgments", action="append", metavar="FILE",
                    help="current judgment set, its queries are excluded: Quepid CSV or TREC "
                         "qrels (with --topics); repeatable")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from heapq import nlargest
 from operator import itemgetter
 from typing import Any
@@ -139,7 +139,8 @@ class QueryStore:
                      for name, sql in (
             ("rows", _upsert(items_per_flush)), ("offsets", _UPSERT_OFFSETS),
             ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
-            ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF))}
+            ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF),
+            ("newest_day", "SELECT MAX(day) FROM query_stats"))}
         if read_only:
             return
         try:
@@ -211,6 +212,12 @@ class QueryStore:
         frame = self._frame("query_volumes", (since_day, min_searches))
         return pd.Series(frame.iloc[:, 1].to_numpy(dtype="int64"), index=frame.iloc[:, 0],
                          name="searches")
+
+    def newest_day(self) -> date | None:
+        """The last day holding any aggregate: where the feedback job's period ends."""
+        frame = self._frame("newest_day", ())
+        day = frame.iloc[0, 0]
+        return date.fromisoformat(day) if isinstance(day, str) else None
 
     def items(self, application: str, query: str, since_day: str) -> dict[str, dict[str, int]]:
         """Documents shown and clicked and reformulations of one query over the period, most

@@ -3,6 +3,7 @@ selection → pooling → files. Each step is its own module; this one only runs
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from feedback.strata import query_strata, stratum_names, write_strata_csv
 SAMPLE_REFORMULATIONS = 3
 _MIN_STRATUM_VOLUME = 2  # a query seen once in the period is tail, whatever its rank
 TOP_FAILING = 50
+STALE_AFTER_DAYS = 2  # the period's end lags the calendar by more: say so
+log = logging.getLogger(__name__)
 
 
 class FeedbackError(ValueError):
@@ -37,23 +40,23 @@ class FeedbackError(ValueError):
 class FeedbackRequest:
     store: str
     out: Path
-    since: str = "90d"  # a duration back from today, or a date YYYY-MM-DD
+    since: str = "90d"  # days back from the period's end, or a date YYYY-MM-DD
     judgments: list[str] = field(default_factory=list)
     topics: str | None = None
     runs: list[str] = field(default_factory=list)
     seed: int = 1
     progress: bool = False
-    today: date | None = None
+    until: date | None = None  # the period's end; default: the newest day in the store
 
 
-def since_day(since: str, today: date) -> str:
+def since_day(since: str, until: date) -> str:
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
         return since
     match = re.fullmatch(r"(\d+)d", since.strip())
     if not match:
         raise FeedbackError(f"--since {since!r}: expected a number of days (90d) or a date "
                             "(2026-09-01)")
-    return (today - timedelta(days=int(match.group(1)))).isoformat()
+    return (until - timedelta(days=int(match.group(1)))).isoformat()
 
 
 def rules_from(config: Config, seed: int) -> SelectionRules:
@@ -68,8 +71,7 @@ def rules_from(config: Config, seed: int) -> SelectionRules:
 def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     """Run the job; returns its summary (also at the top of the report)."""
     started = time.perf_counter()
-    today = request.today or datetime.now(UTC).date()
-    since = since_day(request.since, today)
+    since_day(request.since, date.today())  # a malformed --since fails before any work
     topics = read_topics(request.topics) if request.topics else None
     if request.runs and topics is None:
         raise FeedbackError("--run: TREC runs name topics by id; pass --topics FILE too")
@@ -82,6 +84,11 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     store = open_store(request.store, read_only=True)
     try:
         steps.set_postfix_str("loading")
+        until = request.until or store.newest_day()
+        if until is None:
+            raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates: "
+                                f"run the collector with --store first")
+        since = since_day(request.since, until)
         applications = store.application_totals(since)
         if applications.empty:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
@@ -132,10 +139,11 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     outputs.write_topics(out / "topics.tsv", chosen)
     outputs.write_quepid(out / "pool.quepid.csv", pooled)
     outputs.write_qrels(out / "qrels.template.txt", pooled)
-    outputs.write_srw(out, chosen, pooled, f"searchpulse candidates {today.isoformat()}")
+    outputs.write_srw(out, chosen, pooled, f"searchpulse candidates {until.isoformat()}")
     failing = frame[frame["failure"] >= config["feedback.failure_threshold"]]
     summary = {
-        "period": f"{since} to {today.isoformat()}",
+        "period": f"{since} to {until.isoformat()}",
+        "days_since_newest_data": (datetime.now(UTC).date() - until).days,
         "store": redact(request.store),
         "searches": total,
         "queries_considered": int(len(frame) + len(dropped)),
@@ -151,6 +159,9 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "strata_csv_rows": strata_rows,
         "seconds": round(time.perf_counter() - started, 2),
     }
+    if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
+        log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
+                    "still writing to this store?", until, summary["days_since_newest_data"])
     top_failing = failing.sort_values(["impact", "query"], ascending=[False, True]).head(
         TOP_FAILING)
     (out / "report.html").write_text(report.render(summary, frame, chosen, top_failing),

@@ -95,6 +95,13 @@ def run(engine) -> Callable[..., dict[str, Any]]:
     return lambda records, **settings: replay_summary(engine(records, **settings))
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses the real PostgreSQL is an integration test, however it reaches it."""
+    for item in items:
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A real PostgreSQL (Debian package) for the session, or the one
@@ -119,7 +126,7 @@ def postgres_database(postgres_url) -> str:
     return postgres_url.rsplit("/", 1)[0] + "/" + name
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
 def store_url(request, tmp_path) -> str:
     """An empty store of each kind."""
     if request.param == "sqlite":

@@ -12,6 +12,7 @@ from alerts.build import GENERATED
 from testbed.monitoring import Alertmanager
 from testbed.process import require
 
+pytestmark = pytest.mark.integration  # amtool and a real Alertmanager
 CONFIG = GENERATED / "alertmanager.yml"
 
 

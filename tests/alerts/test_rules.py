@@ -37,6 +37,7 @@ def test_generated_files_are_up_to_date(tmp_path):
             f"{committed} is stale: run `make generate` and commit"
 
 
+@pytest.mark.integration
 def test_promtool_check_rules():
     done = subprocess.run([require("promtool"), "check", "rules", str(RULES)],
                           capture_output=True, text=True, check=False)
@@ -44,6 +45,7 @@ def test_promtool_check_rules():
     assert f"SUCCESS: {len(rules())} rules found" in done.stdout
 
 
+@pytest.mark.integration
 def test_pint_finds_nothing():
     """cloudflare's pint, built by scripts/pint.sh, at its most verbose severity."""
     done = subprocess.run([str(ALERTS.parent / "scripts" / "pint.sh"), "lint",
@@ -64,7 +66,10 @@ def test_every_recording_rule_has_a_consumer():
         assert any(used.search(expr) for expr in readers), f"{rule['record']} is read by nothing"
 
 
-@pytest.mark.parametrize("test_file", TEST_FILES, ids=lambda p: p.name)
+@pytest.mark.integration
+@pytest.mark.parametrize("test_file", [
+    pytest.param(path, marks=pytest.mark.slow) if "baseline" in path.name else path
+    for path in TEST_FILES], ids=lambda p: p.name)
 def test_promtool_unit_tests(test_file):
     done = subprocess.run([require("promtool"), "test", "rules", test_file.name],
                           cwd=test_file.parent, capture_output=True, text=True, check=False)

@@ -68,6 +68,7 @@ def test_label_cap_folds_into_other(ubi, engine):
     assert value("searchpulse_label_values_folded_total", {"label": "application"}) == 2
 
 
+@pytest.mark.integration
 def test_http_endpoints_and_promtool_accepts_a_real_scrape(ubi, engine, tmp_path):
     e = engine([ubi.query("q1", "shoes", 0, latency_ms=120), ubi.click("q1", 3)])
     ready = {"value": (False, "waiting for partitions")}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+from datetime import date
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -211,11 +212,23 @@ def test_postgresql_store_gives_the_same_files(simulation, postgres_database, tm
             tmp_path / "postgresql" / file).read_text(), file
 
 
+def test_the_default_period_ends_at_the_newest_data(simulation, tmp_path, capsys, caplog):
+    """A log dated months ago (the simulator's 2026-01-05) works with the default --since 90d:
+    the period ends at the newest day in the store (2026-01-15), and the summary says how old that is."""
+    _, _, store = simulation
+    assert main(["feedback", "--store", store, "--out", str(tmp_path), "--json"]) == EXIT_OK
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["period"] == "2025-10-17 to 2026-01-15"
+    assert summary["candidates"] > 0
+    assert summary["days_since_newest_data"] == (date.today() - date(2026, 1, 15)).days
+    assert "the newest per-query aggregates are from 2026-01-15" in caplog.text
+
+
 def test_an_empty_missing_or_unreadable_store_is_a_clear_error(tmp_path, capsys, caplog):
     empty = f"sqlite:///{tmp_path / 'empty.db'}"
     open_store(empty).close()  # a store the collector created, with nothing in it yet
     assert main(["feedback", "--store", empty, "--out", str(tmp_path / "out")]) == EXIT_INPUT
-    assert "holds no per-query aggregates since" in caplog.text
+    assert "holds no per-query aggregates: run the collector with --store first" in caplog.text
     missing = tmp_path / "missing.db"
     assert main(["feedback", "--store", f"sqlite:///{missing}", "--out",
                  str(tmp_path / "out")]) == EXIT_INPUT
