@@ -1,0 +1,60 @@
+"""The package installs the way the collector image installs it (collector/Dockerfile: the files
+it copies, then `pip install ".[postgres]"`) into a fresh virtual environment, and the commands
+run from outside the repository: nothing installed on this machine by hand can hide a missing
+dependency."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration  # needs the package index (or pip's cache)
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "collector" / "Dockerfile"
+
+
+def copied_by_the_dockerfile(app: Path) -> None:
+    for line in DOCKERFILE.read_text().splitlines():
+        if match := re.fullmatch(r"COPY (.+) (\S+)", line.strip()):
+            sources, target = match.group(1).split(), app / match.group(2).removeprefix("./")
+            for source in sources:
+                path = ROOT / source
+                if path.is_dir():
+                    shutil.copytree(path, target, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    target.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(path, target / path.name)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("install")
+    copied_by_the_dockerfile(work / "app")
+    subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
+    pip = subprocess.run([str(work / "venv" / "bin" / "pip"), "install", "--quiet",
+                          "--disable-pip-version-check", ".[postgres]"], cwd=work / "app",
+                         capture_output=True, text=True, check=False)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return work / "venv" / "bin"
+
+
+def run(bin_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(bin_dir / "searchpulse"), *args], cwd=cwd, capture_output=True,
+                          text=True, check=False, env={"PATH": str(bin_dir), "HOME": str(cwd)})
+    assert done.returncode == 0, (args, done.stdout[-2000:], done.stderr[-3000:])
+    return done
+
+
+def test_fresh_install_runs_simulate_replay_feedback_and_demo_help(installed, tmp_path):
+    run(installed, tmp_path, "simulate", "--sessions", "2000", "--out", "ubi.jsonl")
+    replayed = run(installed, tmp_path, "replay", "ubi.jsonl", "--store", "sqlite:///q.db",
+                   "--json")
+    assert '"searches"' in replayed.stdout
+    run(installed, tmp_path, "feedback", "--store", "sqlite:///q.db", "--out", "refresh")
+    assert (tmp_path / "refresh" / "candidates.csv").stat().st_size > 0
+    assert "usage: searchpulse demo" in run(installed, tmp_path, "demo", "--help").stdout
