@@ -1,0 +1,95 @@
+"""The README is executable: its shell blocks run as written, in order, in one empty directory.
+
+Each ```sh block is preceded by `<!-- readme-test: MODE -->`: `run` (every line must succeed),
+`serve` (each line is a server: it must serve /metrics, then stop cleanly on Ctrl-C), or
+`not run here: WHY`, where WHY names the test that covers it instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from testbed.process import free_port
+
+pytestmark = pytest.mark.integration  # runs make, pip and a server
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+BLOCK = re.compile(r"<!-- readme-test: (?P<mode>.+?) -->\n```sh\n(?P<body>.*?)```", re.S)
+BLOCKS = [(m["mode"], m["body"]) for m in BLOCK.finditer(README)]
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """The user's shell after `source .venv/bin/activate`, in the clone (for `python -m`)."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            "PYTHONPATH": str(ROOT), **extra}
+
+
+def test_every_shell_block_says_how_it_is_tested():
+    assert README.count("```sh\n") == len(BLOCKS)
+    for mode, _ in BLOCKS:
+        assert mode in ("run", "serve") or mode.startswith("not run here"), mode
+        if mode.startswith("not run here"):
+            named = re.findall(r"tests/[\w/]+\.py|\.ci/run", mode)
+            assert named and all((ROOT / path).exists() for path in named), mode
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> Path:
+    """Every `run` block, in README order, in one directory (later blocks use earlier files)."""
+    workdir = tmp_path_factory.mktemp("readme")
+    for mode, body in BLOCKS:
+        if mode == "run":
+            done = subprocess.run(["bash", "-euo", "pipefail", "-c", body], cwd=workdir,
+                                  env=environment(), capture_output=True, text=True, check=False)
+            assert done.returncode == 0, (body, done.stdout[-2000:], done.stderr[-3000:])
+    return workdir
+
+
+def test_run_blocks_succeed_and_leave_what_they_promise(ran):
+    assert (ran / "rejected.jsonl").exists() and (ran / "final.prom").stat().st_size > 0
+    for refresh in ("refresh", "refresh-2026q4"):
+        assert (ran / refresh / "candidates.csv").read_text().count("\n") > 1
+        assert (ran / refresh / "report.html").exists()
+    rules = (ran / "deploy" / "searchpulse-rules.yml").read_text()
+    assert "https://wiki.example.com/searchpulse/runbooks#searchzeroresultratehigh" in rules
+    assert "https://grafana.example.com/d/" in rules
+    assert "p99_rate1h > 0.4)" in rules  # the collector's guardrail, from the same file
+    assert "https://pager.example.com/hook" in (ran / "deploy" / "alertmanager.yml").read_text()
+
+
+SERVERS = [line.split("#")[0].strip() for mode, body in BLOCKS if mode == "serve"
+           for line in body.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("command", SERVERS)
+def test_serve_blocks_serve_metrics_then_stop_on_ctrl_c(command, tmp_path):
+    port = free_port()
+    process = subprocess.Popen(
+        ["bash", "-c", command], cwd=ROOT if command.startswith("make ") else tmp_path,
+        env=environment(SEARCHPULSE_HTTP_PORT=str(port)), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    body = ""
+    deadline = time.monotonic() + 120
+    while "searchpulse_searches_total" not in body and time.monotonic() < deadline:
+        assert process.poll() is None, process.stdout.read()[-3000:]
+        time.sleep(1)
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+                body = reply.read().decode()
+        except OSError:
+            continue
+    os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole group
+    output, _ = process.communicate(timeout=60)
+    assert "searchpulse_searches_total" in body, output[-3000:]
+    assert "final summary:" in output, output[-3000:]
+    if not command.startswith("make "):  # make itself reports the interrupt with its own code
+        assert process.returncode == 0, output[-3000:]
