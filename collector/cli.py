@@ -20,7 +20,8 @@ from collector.config import ConfigError, describe, load_config
 from collector.query_store import StoreError
 from collector.strata import StrataError
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# 1 is Python's own, for an unexpected failure (with its traceback).
+EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 2, 3, 130
 log = logging.getLogger("searchpulse")
 
 

@@ -20,7 +20,7 @@ from collector.pii import PiiScrubber
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, Sessionizer
-from collector.strata import StrataClassifier, load_strata_csv, load_titles
+from collector.strata import StrataClassifier
 from collector.view import View
 from collector.zero_result_queries import TopZeroResultQueries
 
@@ -49,15 +49,7 @@ class Engine:
         self.stats = acc.PipelineStats()
         self.table = SeriesTable(config["labels.application_cap"], config["labels.variant_cap"],
                                  config["metrics.latency_guardrail_s"])
-        self.strata = StrataClassifier(
-            head_share=config["strata.head_share"],
-            torso_share=config["strata.torso_share"],
-            sketch_capacity=config["strata.sketch_capacity"],
-            patterns=config["strata.known_item_patterns"],
-            titles=(load_titles(config["strata.known_item_titles_file"])
-                    if config["strata.known_item_titles_file"] else ()),
-            table=load_strata_csv(config["strata.file"]) if config["strata.file"] else None,
-        )
+        self.strata = StrataClassifier.from_config(config)
         self.sessions = Sessionizer(
             self.table, self.strata, self.stats,
             reformulation_s=config["windows.reformulation_s"],

@@ -35,7 +35,6 @@ class Position(msgspec.Struct, gc=False):
 
 class EventObject(msgspec.Struct, gc=False):
     object_id: str | int | None = None
-    search_config: str | None = None  # interleaving team of the clicked object
 
 
 class EventAttributes(msgspec.Struct, gc=False):
@@ -158,8 +157,3 @@ def event_time(record: WireRecord, latest: float) -> float:
         raise Rejected(TIMESTAMP_OUT_OF_RANGE, f"{seconds:.3f} is outside [2000-01-01, now + skew]")
     return seconds
 
-
-def hit_ids(record: WireRecord) -> list[str | int] | None:
-    """The ranked result ids, from the UBI 1.3 field or its legacy name."""
-    hits = record.query_response_hit_ids
-    return hits if hits is not None else record.query_response_objects_ids

@@ -8,7 +8,6 @@ Ties are broken by content, not arrival, so the result never depends on delivery
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
 from itertools import count
 from typing import Any
 
@@ -16,6 +15,8 @@ NEVER = float("-inf")
 
 
 class EventTimeBuffer:
+    """The heap and the watermark; the engine pushes and pops inline (its hot path)."""
+
     __slots__ = ("lateness", "heap", "newest", "watermark", "arrival")
 
     def __init__(self, lateness: float) -> None:
@@ -25,28 +26,12 @@ class EventTimeBuffer:
         self.watermark = NEVER
         self.arrival = count()  # last tie-break: identical records keep arrival order
 
-    def push(self, ts: float, rank: int, key: str, raw: bytes, record: Any) -> bool:
-        """Buffer an on-time record; return True when the watermark moved forward."""
-        heappush(self.heap, (ts, rank, key, raw, next(self.arrival), record))
-        if ts > self.newest:
-            self.newest = ts
-            self.watermark = ts - self.lateness
-            return True
-        return False
-
     def advance(self, watermark: float) -> bool:
         """Move the watermark without a record (idle sources, end of input)."""
         if watermark > self.watermark:
             self.watermark = watermark
             return True
         return False
-
-    def ready(self) -> bool:
-        heap = self.heap
-        return bool(heap) and heap[0][0] < self.watermark
-
-    def pop(self) -> tuple[float, int, str, bytes, int, Any]:
-        return heappop(self.heap)
 
     def __len__(self) -> int:
         return len(self.heap)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from collector.config import Config
 from collector.outcomes import normalize_query
 from collector.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
 
@@ -143,6 +144,19 @@ class StrataClassifier:
         self.sketch = HeavyHitters(sketch_capacity, head_share, torso_share)
         self._cache: dict[str, QueryText] = {}
         self._cache_size = cache_size
+
+    @classmethod
+    def from_config(cls, config: Config) -> StrataClassifier:
+        """The classifier the settings describe (the engine and the feedback job share it)."""
+        return cls(
+            head_share=config["strata.head_share"],
+            torso_share=config["strata.torso_share"],
+            sketch_capacity=config["strata.sketch_capacity"],
+            patterns=config["strata.known_item_patterns"],
+            titles=(load_titles(config["strata.known_item_titles_file"])
+                    if config["strata.known_item_titles_file"] else ()),
+            table=load_strata_csv(config["strata.file"]) if config["strata.file"] else None,
+        )
 
     def text(self, raw: str) -> QueryText:
         found = self._cache.get(raw)

@@ -17,7 +17,7 @@ from tqdm import tqdm
 from collector.config import Config
 from collector.pii import PiiScrubber
 from collector.query_store import open_store, redact
-from collector.strata import StrataClassifier, load_titles
+from collector.strata import StrataClassifier
 from feedback import outputs, report
 from feedback.judgments import read_judged, read_run, read_topics
 from feedback.pooling import pool_all
@@ -99,11 +99,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         steps.update()
         steps.set_postfix_str("signals and strata")
         add_signals(frame, applications, z_score(config["feedback.confidence"]))
-        classifier = StrataClassifier(
-            patterns=config["strata.known_item_patterns"],
-            titles=(load_titles(config["strata.known_item_titles_file"])
-                    if config["strata.known_item_titles_file"] else ()))
-        strata = query_strata(classifier, config["strata.head_share"],
+        strata = query_strata(StrataClassifier.from_config(config), config["strata.head_share"],
                               config["strata.torso_share"], volume, total)
         frame["stratum"] = stratum_names(frame, strata)
         steps.update()

@@ -95,9 +95,9 @@ def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,
 <h2>Failure rates per stratum</h2>
 {bar_chart(list(STRATA), {k: list(v) for k, v in rates.items()}, percent=True)}
 <h2>What was selected, and why</h2>
-<p>Per stratum: the highest-impact failing queries (impact = searches × the largest Wilson lower
-bound of zero-result, reformulation and abandonment rates), plus traffic-weighted random
-non-failing queries for calibration.</p>
+<p>Per stratum: the highest-impact failing queries (impact = searches × failure, the largest
+excess of a Wilson lower bound — zero results, reformulated, abandoned, not clicked — over the
+application's own rate), plus traffic-weighted random non-failing queries for calibration.</p>
 {bar_chart(list(STRATA), selected_series, percent=False)}
 {_table(chosen, {"topic": "topic", **signals, "selected_as": "selected as"})}
 <h2>Top failing queries of the period</h2>

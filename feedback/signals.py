@@ -72,7 +72,6 @@ def add_signals(frame: pd.DataFrame, applications: pd.DataFrame, z: float = Z) -
             excess.append(np.nan_to_num(frame[f"{name}_lb"].to_numpy() - usual, nan=0.0))
     del frame["no_click_rate"], frame["no_click_lb"]
     frame["mrr"] = _rate(frame["reciprocal_rank_sum"], frame["ranked_clicked"])
-    frame["mrr_lb"] = wilson_lower(frame["reciprocal_rank_sum"], frame["ranked_clicked"], z)
     bounds = np.clip(np.column_stack(excess), 0.0, None)
     worst = bounds.argmax(axis=1)
     frame["failure"] = bounds[np.arange(len(frame)), worst]

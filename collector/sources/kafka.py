@@ -397,7 +397,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.checkpoint()
         if self.writer is not None:
             self.writer.close()
-        self.consumer.close()  # leaves the group (revoke callback checkpoints once more)
+        self.consumer.close()  # leaves the group; its partitions were checkpointed just before
         self.producer.close(timeout=10)
 
     def _advance_idle(self, now: float, idle: float) -> None:

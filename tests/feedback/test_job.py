@@ -214,7 +214,7 @@ def test_postgresql_store_gives_the_same_files(simulation, postgres_database, tm
 
 def test_the_default_period_ends_at_the_newest_data(simulation, tmp_path, capsys, caplog):
     """A log dated months ago (the simulator's 2026-01-05) works with the default --since 90d:
-    the period ends at the newest day in the store (2026-01-15), and the summary says how old that is."""
+    the period ends at the newest day in the store (2026-01-15); the summary says how old."""
     _, _, store = simulation
     assert main(["feedback", "--store", store, "--out", str(tmp_path), "--json"]) == EXIT_OK
     summary = json.loads(capsys.readouterr().out)
