@@ -61,7 +61,7 @@ def time_naive(lines: list[bytes]) -> float:
 def bytes_per_open_session(sessions: int) -> float:
     queries = [q for q in Simulator(SimulationSpec(seed=1)).vocab.queries]
     base = 1_767_600_000_000
-    engine = Engine(load_config(environ={}), clock=lambda: 2e9)
+    engine = Engine(load_config(environ={}))
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
@@ -76,7 +76,7 @@ def bytes_per_open_session(sessions: int) -> float:
             }).encode()
 
     engine.process_all(records())
-    engine.advance_watermark(engine.buffer.newest + 1)  # apply all; nothing is evicted yet
+    engine.advance(engine.newest + engine.lateness + 1)  # apply all; nothing is evicted yet
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
@@ -95,7 +95,7 @@ def scrape_ms(engine: Engine) -> float:
 
 
 def engine_at_caps() -> Engine:
-    engine = Engine(load_config(environ={}), clock=lambda: 2e9)
+    engine = Engine(load_config(environ={}))
     """Worst case: every application × variant × stratum series with a latency histogram."""
     lines = [json.dumps({"query_id": f"q{a}-{v}-{s}", "client_id": f"c{a}-{v}-{s}",
                          "user_query": q, "timestamp": 1_767_600_000_000,
@@ -127,7 +127,7 @@ def main() -> None:
               f"ratio {ours[-1] / naive[-1]:.2f}x", flush=True)
     del lines
 
-    engine = Engine(load_config(environ={}), clock=lambda: 2e9)
+    engine = Engine(load_config(environ={}))
     engine.process_all(path.read_bytes().splitlines(keepends=True))
     engine.close()
     results = {

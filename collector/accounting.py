@@ -6,8 +6,14 @@ equals the records read: nothing vanishes without a count.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
+
+from collector.quality import Buckets
+
+# |client clock offset| buckets, seconds: 1 s … 1 week.
+OFFSET_BUCKETS = (1.0, 10.0, 60.0, 300.0, 900.0, 3600.0, 21600.0, 86400.0, 604800.0)
 
 KINDS = ("query", "event", "unknown")
 QUERY, EVENT, UNKNOWN = range(3)
@@ -25,12 +31,27 @@ CLICK_ON_ZERO_RESULT_SEARCH = "click_on_zero_result_search"
 PAGINATION_WITHOUT_SEARCH = "pagination_without_search"
 EVENT_BEFORE_SEARCH = "event_before_search"
 LATE_NOT_APPLIED = "late_record_not_applied"
+INVALID_LATENCY = "invalid_latency"
+
+# Why a record's time was corrected (label values of searchpulse_retimed_records_total).
+CLIENT_OFFSET = "client_clock_offset"  # its client's clock offset against the stream
+BEFORE_SEARCH = "before_its_search"  # an event stamped before the search it names
+
+_UNEXPECTED = re.compile(r"[^a-z0-9]+")
+
+
+def unexpected_reason(error: BaseException) -> str:
+    """``unexpected_<exception type>``: a bounded label value (the code's exception classes)."""
+    return "unexpected_" + _UNEXPECTED.sub("_", type(error).__name__.lower())[:40]
 
 
 class PipelineStats:
     """Plain counters of the record pipeline; exposed by ``metrics.SearchpulseCollector``."""
 
-    __slots__ = ("records", "invalid", "ignored", "data_quality", "dead_lettered")
+    __slots__ = ("records", "invalid", "ignored", "data_quality", "dead_lettered", "retimed",
+                 "clock_clients", "clock_offsets")
+    COUNTERS = ("invalid", "ignored", "data_quality", "dead_lettered", "retimed",
+                "clock_clients")
 
     def __init__(self) -> None:
         self.records = [[0] * len(OUTCOMES) for _ in KINDS]
@@ -38,13 +59,18 @@ class PipelineStats:
         self.ignored: Counter[str] = Counter()
         self.data_quality: Counter[str] = Counter()
         self.dead_lettered: Counter[str] = Counter()
+        self.retimed: Counter[str] = Counter()  # records whose time was corrected, by reason
+        self.clock_clients: Counter[str] = Counter()  # clients with an offset, by reason
+        self.clock_offsets = Buckets(OFFSET_BUCKETS)  # |offset| of every (client, kind) judged
 
     def reset(self) -> None:
         """Zero every count in place (the sessionizer holds a reference)."""
         for row in self.records:
             row[:] = [0] * len(row)
-        for counts in (self.invalid, self.ignored, self.data_quality, self.dead_lettered):
-            counts.clear()
+        for name in self.COUNTERS:
+            getattr(self, name).clear()
+        self.clock_offsets.counts[:] = [0] * len(self.clock_offsets.counts)
+        self.clock_offsets.sum = 0.0
 
     @classmethod
     def merge(cls, many: Iterable[PipelineStats]) -> PipelineStats:
@@ -53,8 +79,12 @@ class PipelineStats:
             for row, other in zip(merged.records, stats.records, strict=True):
                 for i, value in enumerate(other):
                     row[i] += value
-            for name in ("invalid", "ignored", "data_quality", "dead_lettered"):
+            for name in cls.COUNTERS:
                 getattr(merged, name).update(dict(getattr(stats, name)))
+            offsets = merged.clock_offsets
+            offsets.counts = [a + b for a, b in zip(offsets.counts, stats.clock_offsets.counts,
+                                                     strict=True)]
+            offsets.sum += stats.clock_offsets.sum
         return merged
 
     def total(self, outcome: int | None = None, kind: int | None = None) -> int:

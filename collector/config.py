@@ -69,8 +69,14 @@ def _base(value: int) -> str | None:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("ordering.lateness_s", float, 30.0,
-            "How far behind the newest event time a record may arrive and still be ordered.",
+            "How far behind the stream clock a record may arrive and still be ordered.",
             _non_negative),
+    Setting("ordering.clock_tolerance_s", float, 10.0,
+            "An event further than this from where its search and the stream clock put it has "
+            "its client's event clock corrected.", _positive),
+    Setting("ordering.max_ahead_s", float, 600.0,
+            "A client whose first record is further ahead of the stream clock has its clock "
+            "corrected; closer, its records wait for the stream.", _positive),
     Setting("windows.reformulation_s", float, 300.0,
             "A next search within this many seconds can reformulate the previous one.", _positive),
     Setting("windows.abandonment_s", float, 300.0,
@@ -291,6 +297,11 @@ def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
         raise ConfigError(
             "windows.abandonment_s (from {}) must not exceed windows.attribution_s".format(
                 sources["windows.abandonment_s"])
+        )
+    if values["ordering.clock_tolerance_s"] > values["ordering.max_ahead_s"]:
+        raise ConfigError(
+            "ordering.clock_tolerance_s (from {}) must not exceed ordering.max_ahead_s".format(
+                sources["ordering.clock_tolerance_s"])
         )
     if values["strata.head_share"] >= values["strata.torso_share"]:
         raise ConfigError(

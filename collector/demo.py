@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import time
-from math import inf
 from typing import TextIO
 
 from prometheus_client import CollectorRegistry, ProcessCollector
@@ -69,8 +68,7 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
              host: str, port: int, out: TextIO = sys.stderr) -> Engine:
     writer = StoreWriter.from_config(config)
-    engine = Engine(config, max_future_s=inf,  # accelerated event time runs ahead of the clock
-                    query_stats=writer.new_stats() if writer is not None else None)
+    engine = Engine(config, query_stats=writer.new_stats() if writer is not None else None)
     stats = [engine.sessions.query_stats]
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards

@@ -1,34 +1,45 @@
-"""The collector engine: raw record → decode → event-time order → sessions → quality counts.
+"""The collector engine: raw record → decode → client clock → event-time order → sessions →
+quality counts.
 
-Every source (file replay, simulator, Kafka) feeds ``Engine.process`` one record at a time and
-calls ``close`` at the end of input. The engine owns no I/O beyond the dead-letter sink.
+Every source (file replay, simulator, Kafka) feeds ``Engine.process_all`` records in arrival
+order and calls ``close`` at the end of input. The engine owns no I/O beyond the dead-letter sink
+and never reads the wall clock: its time is the stream's own (``stream_clock``). Whatever the
+bytes, a record never raises out of it: it is counted and dead-lettered with a reason.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from heapq import heappop, heappush
+from itertools import count
 from math import inf
 
 from collector import accounting as acc
 from collector.config import Config
 from collector.deadletter import DeadLetterSink, DiscardWithCount
-from collector.events import MISSING_QUERY_ID, NOT_QUERY_OR_EVENT, Rejected, decode, event_time
-from collector.ordering import EventTimeBuffer
+from collector.events import (
+    MISSING_QUERY_ID,
+    NOT_QUERY_OR_EVENT,
+    Rejected,
+    WireRecord,
+    decode,
+    event_time,
+)
 from collector.pii import PiiScrubber
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
-from collector.sessions import ACTIONS, Sessionizer
+from collector.sessions import ACTIONS, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
+from collector.stream_clock import StreamClock
 from collector.view import View
 from collector.zero_result_queries import TopZeroResultQueries
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
 # the order of application is the same, one call of _release serves many records
+_SAMPLE_EVERY = 3  # every 4th record's time goes into the stream clock's window
 LATE = "late"
 ORPHAN = "orphan"
-MAX_FUTURE_S = 3600.0  # a record stamped further ahead of the wall clock is rejected
+_QUERY, _EVENT = acc.QUERY, acc.EVENT
 
 
 class Engine:
@@ -38,14 +49,10 @@ class Engine:
         self,
         config: Config,
         dead_letters: DeadLetterSink | None = None,
-        clock: Callable[[], float] = time.time,
-        max_future_s: float = MAX_FUTURE_S,
         query_stats: QueryStats | None = None,
     ) -> None:
         self.config = config
         self.dead_letters = dead_letters or DiscardWithCount()
-        self.clock = clock
-        self.max_future_s = max_future_s
         self.stats = acc.PipelineStats()
         self.table = SeriesTable(config["labels.application_cap"], config["labels.variant_cap"],
                                  config["metrics.latency_guardrail_s"])
@@ -61,68 +68,140 @@ class Engine:
                 scrubber=PiiScrubber(config["pii.patterns"])),
             query_stats=query_stats,
         )
-        self.buffer = EventTimeBuffer(config["ordering.lateness_s"])
+        self.clock = StreamClock(config["ordering.lateness_s"],
+                                 config["ordering.clock_tolerance_s"],
+                                 config["ordering.max_ahead_s"], config["windows.attribution_s"],
+                                 self.stats)
+        self.heap: list[tuple[float, int, str, bytes, int, WireRecord]] = []
+        self.arrival = count()  # last tie-break: identical records keep arrival order
+        self.pending: dict[str, float] = {}  # query_id → time, of queries still in the heap
+        self.warmup: list[tuple[float, int, str | None, bytes, WireRecord]] | None = []
+        self.newest = -inf  # newest (corrected) time ever buffered
         self.closed = False
 
+    # -- input -----------------------------------------------------------------------------
     def process(self, raw: bytes) -> None:
-        """Apply one raw record. Never raises for bad input: it is counted and dead-lettered."""
+        """Apply one raw record."""
         self.process_all((raw,))
 
     def process_all(self, raws: Iterable[bytes]) -> None:
         """Apply records in arrival order. The hot path: names used per record are locals."""
         stats = self.stats
         records = stats.records
-        buffer = self.buffer
-        heap = buffer.heap
-        arrival = buffer.arrival
-        lateness = buffer.lateness
         actions = ACTIONS
-        latest = self.clock() + self.max_future_s
+        admit = self._admit
+        sample = self.clock.sample
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
             try:
                 rec = decode(raw)
                 if rec.action_name is not None:
-                    kind = acc.EVENT
-                    if rec.query_id is None or rec.action_name not in actions:
-                        stats.ignored[acc.NO_QUERY_ID if rec.query_id is None
+                    kind = _EVENT
+                    if not rec.query_id or rec.action_name not in actions:
+                        stats.ignored[acc.NO_QUERY_ID if not rec.query_id
                                       else acc.UNUSED_ACTION] += 1
                         records[kind][acc.IGNORED] += 1
                         continue
                 elif rec.user_query is not None:
-                    kind = acc.QUERY
-                    if rec.query_id is None:
+                    kind = _QUERY
+                    if not rec.query_id:
                         raise Rejected(MISSING_QUERY_ID, "a query record needs query_id")
                 else:
                     raise Rejected(NOT_QUERY_OR_EVENT, "neither action_name nor user_query")
-                if not n & 0xFFFF:
-                    latest = self.clock() + self.max_future_s
-                ts = event_time(rec, latest)
+                ts = event_time(rec)
             except Rejected as rejected:
                 records[kind][acc.INVALID] += 1
                 stats.invalid[rejected.reason] += 1
                 self._dead_letter(raw, rejected.reason, rejected.detail)
                 continue
-            if ts < buffer.watermark:
-                self._apply_late(kind, rec, ts, raw)
+            except Exception as error:  # a poison record never stops the engine
+                self._unexpected(kind, raw, error)
                 continue
-            heappush(heap, (ts, kind, rec.query_id, raw, next(arrival), rec))
-            if ts > buffer.newest:
-                buffer.newest = ts
-                buffer.watermark = ts - lateness
+            client = rec.client_id or rec.session_id
+            warmup = self.warmup
+            if warmup is not None:
+                warmup.append((ts, kind, client, raw, rec))
+                sample(ts)
+                if self.clock.ready:
+                    self._end_warmup(judge=True)
+                continue
+            ts = admit(ts, kind, client, raw, rec)
+            if not n & _SAMPLE_EVERY and ts is not None:
+                sample(ts)
             if not n & _RELEASE_EVERY:
                 self._release()
         self._release()
 
-    def advance_watermark(self, watermark: float) -> None:
-        """Let time pass without records (an idle source): decide what is due before it."""
-        if self.buffer.advance(watermark):
-            self._release()
+    def _admit(self, ts: float, kind: int, client: str | None, raw: bytes,
+               rec: WireRecord) -> float | None:
+        """Correct one decoded record's time by its client's clock offset and buffer it;
+        returns its (corrected) time, or None when it was late."""
+        clock = self.clock
+        if client:
+            offset = clock.offsets_of(kind).get(client)
+            if offset is None:
+                offset = clock.decide(kind, client, ts,
+                                      self._search_window(rec) if kind == _EVENT else None)
+            if offset:
+                ts -= offset
+                self.stats.retimed[acc.CLIENT_OFFSET] += 1
+        if ts < clock.watermark:
+            self._apply_late(kind, rec, ts, raw)
+            return None
+        if kind == _QUERY:
+            self.pending[rec.query_id] = ts
+        else:
+            search = self.pending.get(rec.query_id)
+            if search is not None and ts < search:  # its device clock says before its search
+                ts = search
+                self.stats.retimed[acc.BEFORE_SEARCH] += 1
+        heappush(self.heap, (ts, kind, rec.query_id, raw, next(self.arrival), rec))
+        if ts > self.newest:
+            self.newest = ts
+        return ts
+
+    def _search_window(self, rec: WireRecord) -> tuple[float, float] | None:
+        """(time, end of attribution) of the search an event names, if it was seen."""
+        ts = self.pending.get(rec.query_id)
+        if ts is None:
+            target = self.sessions.searches.get(rec.query_id)
+            if target is None:
+                return None
+            ts = target.search.ts if target.__class__ is PageAlias else target.ts
+        return ts, ts + self.sessions.attribution_s
+
+    def _end_warmup(self, judge: bool) -> None:
+        """The clock exists: judge the held records' clients (``judge``) and buffer them. They
+        arrived before there was a clock, so none of them is late or behind it; a client
+        ahead of the stream is judged as usual."""
+        held, self.warmup = self.warmup or [], None
+        clock = self.clock
+        watermark, clock.watermark = clock.watermark, -inf
+        for ts, kind, client, raw, rec in held:
+            self._admit(ts, kind, client if judge else None, raw, rec)
+        clock.watermark = watermark
+
+    # -- time ------------------------------------------------------------------------------
+    def advance(self, now: float) -> None:
+        """Let stream time pass without records (an idle source): decide what is due."""
+        if self.warmup is not None:
+            self._end_warmup(judge=self.clock.ready)
+        self.clock.advance(now)
+        self._release()
 
     def close(self) -> None:
         """End of input: apply every buffered record and decide every pending outcome."""
-        self.advance_watermark(inf)
+        self.advance(inf)
         self.closed = True
+
+    @property
+    def lateness(self) -> float:
+        return self.clock.lateness
+
+    def final_before(self) -> float:
+        """Records older than this (event time) can no longer change any count: every window
+        they could fall into has closed."""
+        return self.clock.watermark - self.sessions.attribution_s - self.clock.lateness
 
     def reset_counts(self) -> None:
         """Forget what was counted, keep every open session: after a replay that rebuilt state
@@ -134,58 +213,83 @@ class Engine:
 
     def view(self) -> View:
         """The live counts and state gauges, for exposition (no copy)."""
-        buffer, sessions = self.buffer, self.sessions
-        newest = max(buffer.newest, 0.0)
+        clock, sessions = self.clock, self.sessions
+        now = max(clock.now, 0.0) if clock.now < inf else max(self.newest, 0.0)
         return View(
             series=list(self.table.series),
             stats=self.stats,
             folded={c.name: c.folded for c in (self.table.application, self.table.variant)},
             gauges={
-                "last_event_timestamp_seconds": newest,
-                "watermark_timestamp_seconds": newest if self.closed
-                else max(buffer.watermark, 0.0),
+                "last_event_timestamp_seconds": now,
+                "watermark_timestamp_seconds": now if self.closed
+                else max(clock.watermark, 0.0),
                 "open_sessions": len(sessions.sessions),
                 "pending_searches": sessions.pending,
                 "tracked_searches": len(sessions.searches),
-                "buffered_records": len(buffer),
+                "buffered_records": len(self.heap) + len(self.warmup or ()),
             },
-            top_queries=sessions.zero_result_queries.top(newest),
+            top_queries=sessions.zero_result_queries.top(now),
         )
 
+    # -- application -----------------------------------------------------------------------
     def _release(self) -> None:
         """Apply, in order, every buffered record older than the watermark."""
-        buffer = self.buffer
-        heap = buffer.heap
-        watermark = buffer.watermark
+        heap = self.heap
+        watermark = self.clock.watermark
         sessions = self.sessions
+        pending = self.pending
         on_query, on_event = sessions.on_query, sessions.on_event
         records = self.stats.records
-        query, orphan = acc.QUERY, acc.ORPHAN
         while heap and heap[0][0] < watermark:
-            ts, kind, _, raw, _, rec = heappop(heap)
+            ts, kind, key, raw, _, rec = heappop(heap)
             if ts > sessions.next_deadline:
                 sessions.expire_before(ts)
-            if kind == query:
-                outcome = on_query(rec, ts)
-            else:
-                outcome = on_event(rec, ts)
-                if outcome == orphan:
-                    self._dead_letter(raw, ORPHAN, f"no tracked search {rec.query_id!r}")
+            try:
+                if kind == _QUERY:
+                    if pending.get(key) == ts:
+                        del pending[key]
+                    outcome = on_query(rec, ts)
+                else:
+                    outcome = on_event(rec, ts)
+                    if outcome == acc.ORPHAN:
+                        self._dead_letter(raw, ORPHAN, f"no tracked search {key!r}")
+            except Exception as error:  # one record's failure is that record's
+                self._unexpected(kind, raw, error)
+                continue
             records[kind][outcome] += 1
         if watermark > sessions.next_deadline:
             sessions.expire_before(watermark)
 
-    def _apply_late(self, kind: int, rec, ts: float, raw: bytes) -> None:
-        """Late records are applied only while their search is still attributable."""
+    def _apply_late(self, kind: int, rec: WireRecord, ts: float, raw: bytes) -> None:
+        """A late event is applied only while its search is still attributable; a late query
+        is a duplicate when its search is known, else it is lost (and kept as a dead letter)."""
         self._release()  # its search may still be waiting in the buffer
-        outcome = self.sessions.on_event(rec, ts) if kind == acc.EVENT else acc.ORPHAN
-        if outcome == acc.DUPLICATE:
-            self.stats.records[kind][acc.DUPLICATE] += 1
+        stats = self.stats
+        try:
+            if kind == _EVENT:
+                outcome = self.sessions.on_event(rec, ts)
+            elif rec.query_id in self.sessions.searches or rec.query_id in self.pending:
+                outcome = acc.DUPLICATE
+            else:
+                outcome = acc.ORPHAN
+        except Exception as error:
+            self._unexpected(kind, raw, error)
             return
-        self.stats.records[kind][acc.LATE] += 1
+        if outcome == acc.DUPLICATE:
+            stats.records[kind][acc.DUPLICATE] += 1
+            return
+        stats.records[kind][acc.LATE] += 1
         if outcome == acc.ORPHAN:
-            self.stats.data_quality[acc.LATE_NOT_APPLIED] += 1
-            self._dead_letter(raw, LATE, f"{self.buffer.watermark - ts:.3f}s behind the watermark")
+            stats.data_quality[acc.LATE_NOT_APPLIED] += 1
+            self._dead_letter(raw, LATE,
+                              f"{self.clock.watermark - ts:.3f}s behind the watermark")
+
+    def _unexpected(self, kind: int, raw: bytes, error: Exception) -> None:
+        """A record that broke the code, not a rule: counted, kept, and the stream goes on."""
+        reason = acc.unexpected_reason(error)
+        self.stats.records[kind][acc.INVALID] += 1
+        self.stats.invalid[reason] += 1
+        self._dead_letter(raw, reason, f"{type(error).__name__}: {error}"[:500])
 
     def _dead_letter(self, raw: bytes, reason: str, detail: str) -> None:
         self.stats.dead_lettered[reason] += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -27,6 +27,11 @@ INVALID_TOTAL_HITS = "invalid_total_hits"
 OVERSIZED = "oversized"
 
 _EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
+_LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc).timestamp()  # a sanity bound, not a clock
+_MAX_EPOCH_DIGITS = 16  # epoch milliseconds as a string: more digits is not a time
+_BOM = b"\xef\xbb\xbf"
+# A latency outside [0, 1 h] (or NaN) is not a latency: the field is dropped, the search kept.
+Latency = Annotated[float, msgspec.Meta(ge=0, le=3_600_000)]
 
 
 class Position(msgspec.Struct, gc=False):
@@ -45,9 +50,9 @@ class EventAttributes(msgspec.Struct, gc=False):
 
 class QueryAttributes(msgspec.Struct, gc=False):
     session_id: str | None = None
-    total_hits: int | None = None
+    total_hits: Annotated[int, msgspec.Meta(ge=0)] | None = None
     page: int | None = None
-    latency_ms: float | None = None
+    latency_ms: Latency | None = None
     experiment: str | int | None = None
     variant: str | int | None = None
 
@@ -81,8 +86,11 @@ _decoder = msgspec.json.Decoder(WireRecord)
 _generic = msgspec.json.Decoder()
 _PATH = re.compile(r"at `\$\.?([^`]*)`")
 _INDEX = re.compile(r"\[[^\]]*\]")
-# Fields whose bad value is tolerated by dropping it: the click's position becomes unknown.
-_DROPPABLE = {"event_attributes.position": "position", "event_attributes.rank": "rank"}
+# Fields whose bad value is tolerated by dropping it: the click's position, the search's
+# latency become unknown (counted as data-quality issues by the sessionizer's rules).
+_DROPPABLE = {"event_attributes.position": ("event_attributes", "position"),
+              "event_attributes.rank": ("event_attributes", "rank"),
+              "query_attributes.latency_ms": ("query_attributes", "latency_ms")}
 
 
 def decode(raw: bytes) -> WireRecord:
@@ -97,9 +105,10 @@ def decode(raw: bytes) -> WireRecord:
 
 def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireRecord:
     try:
-        obj = _generic.decode(raw)  # the typed decode may stop at the first wrong type
-    except msgspec.DecodeError as exc:
-        raise Rejected(MALFORMED_JSON, str(exc)) from None
+        # The typed decode may stop at the first wrong type; a BOM is tolerated here only.
+        obj = _generic.decode(raw[3:] if raw[:3] == _BOM else raw)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise Rejected(MALFORMED_JSON, str(exc)[:200]) from None
     if not isinstance(obj, dict):
         raise Rejected(NOT_AN_OBJECT, str(first_error))
     _reparse_timestamp(obj)
@@ -109,10 +118,13 @@ def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireR
         except msgspec.ValidationError as exc:
             path = _field_path(str(exc))
             droppable = next((f for p, f in _DROPPABLE.items() if path.startswith(p)), None)
-            if droppable and isinstance(obj.get("event_attributes"), dict):
-                obj["event_attributes"].pop(droppable, None)
+            parent = obj.get(droppable[0]) if droppable else None
+            if isinstance(parent, dict) and droppable[1] in parent:
+                del parent[droppable[1]]
                 continue
-            raise Rejected(_reason_for(path), str(exc)) from None
+            raise Rejected(_reason_for(path), str(exc)[:500]) from None
+        except RecursionError:
+            raise Rejected(MALFORMED_JSON, "nested too deeply") from None
     raise Rejected(_reason_for(""), str(first_error))  # unreachable: each retry drops a field
 
 
@@ -131,19 +143,24 @@ def _reparse_timestamp(obj: dict[str, Any]) -> None:
     """Accept ISO 8601 spellings that RFC 3339 does not (``20240516T123456Z``, ``+0200``)."""
     value = obj.get("timestamp")
     if isinstance(value, str):
-        if value.isdigit():
+        if value.isascii() and value.isdigit():  # "²" is a digit to str.isdigit, not to int()
+            if len(value) > _MAX_EPOCH_DIGITS:
+                raise Rejected(INVALID_TIMESTAMP, f"{len(value)} digits: not epoch milliseconds")
             obj["timestamp"] = int(value)
             return
         try:
+            if len(value) > 64:
+                raise ValueError(value)
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:
             raise Rejected(INVALID_TIMESTAMP,
-                           f"not ISO 8601 or epoch milliseconds: {value!r}") from None
+                           f"not ISO 8601 or epoch milliseconds: {value[:80]!r}") from None
         obj["timestamp"] = parsed.isoformat()
 
 
-def event_time(record: WireRecord, latest: float) -> float:
-    """Seconds since the epoch; a zone-less ISO time is UTC, a number is epoch milliseconds."""
+def event_time(record: WireRecord) -> float:
+    """Seconds since the epoch; a zone-less ISO time is UTC, a number is epoch milliseconds.
+    Never compared with the wall clock: a log of last year or next month is as valid as now."""
     value = record.timestamp
     if value is None:
         raise Rejected(MISSING_TIMESTAMP)
@@ -153,7 +170,7 @@ def event_time(record: WireRecord, latest: float) -> float:
         seconds = value.timestamp()
     else:
         seconds = value / 1000.0
-    if seconds < _EARLIEST or seconds > latest:
-        raise Rejected(TIMESTAMP_OUT_OF_RANGE, f"{seconds:.3f} is outside [2000-01-01, now + skew]")
+    if not _EARLIEST <= seconds <= _LATEST:  # NaN fails too
+        raise Rejected(TIMESTAMP_OUT_OF_RANGE, f"{seconds:.3f} is outside [2000, 2200)")
     return seconds
 

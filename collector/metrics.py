@@ -122,11 +122,24 @@ def _pipeline(view: View) -> Iterator[Metric]:
          "Records used despite a data-quality issue, by issue."),
         ("searchpulse_dead_lettered_records", stats.dead_lettered, "reason",
          "Records written to the dead-letter destination, by reason."),
+        ("searchpulse_retimed_records", stats.retimed, "reason",
+         "Records whose event time was corrected, by reason: their client's clock offset, or "
+         "an event stamped before the search it names."),
+        ("searchpulse_clock_corrected_clients", stats.clock_clients, "reason",
+         "Clients (per record kind) whose clock was found off and corrected, by how it was "
+         "found: behind the stream, ahead of it, or an event far from its search."),
     ):
         family = CounterMetricFamily(name, help_text, labels=(label,))
         for key, value in sorted(dict(counts).items()):
             family.add_metric((key,), value)
         yield family
+    offsets = HistogramMetricFamily(
+        "searchpulse_client_clock_offset_seconds",
+        "Estimated clock offset (absolute) of each client and record kind against the stream "
+        "clock, observed once when first judged; offsets within the tolerance count as 0.")
+    if stats.clock_offsets.count:
+        offsets.add_metric((), *_cumulative(stats.clock_offsets))
+    yield offsets
     family = CounterMetricFamily(
         "searchpulse_label_values_folded",
         "Searches whose label value was folded into `other` by the cardinality cap.",

@@ -1,7 +1,9 @@
 """Searches grouped by session, their pending outcomes and deadlines, in event-time order.
 
-Records arrive here already ordered by ``ordering.EventTimeBuffer``; ``expire_before(t)`` is
-called before a record at time ``t`` is applied, so every deadline ``D < t`` is decided first.
+Records arrive here in event-time order (the engine's buffer, on the stream clock, each time
+corrected by its client's clock offset); ``expire_before(t)`` is called before a record at time
+``t`` is applied, so every deadline ``D < t`` is decided first. An event stamped before the search
+it names is applied at the search's time: it cannot have preceded it.
 Searches are created in time order, so both deadline queues are FIFO deques, not heaps.
 
 Outcome of search S (deadline ``S.ts + abandonment_s``):
@@ -188,9 +190,9 @@ class Sessionizer:
             search, offset = target.search, target.offset
         else:
             search, offset = target, 0
-        if ts < search.ts:
+        if ts < search.ts:  # its device clock is behind the server's: it followed the search
             self.stats.data_quality[acc.EVENT_BEFORE_SEARCH] += 1
-            return acc.ORPHAN
+            ts = search.ts
         if action == EXPOSURE:
             if self.query_stats is not None:
                 attrs = rec.event_attributes

@@ -68,6 +68,8 @@ def replay_summary(engine: Engine) -> dict[str, Any]:
         invalid_records=stats.total(acc.INVALID),
         orphan_events=stats.total(acc.ORPHAN, acc.EVENT),
         late_events=stats.total(acc.LATE, acc.EVENT),
+        late_queries=stats.total(acc.LATE, acc.QUERY),
+        retimed_records=sum(stats.retimed.values()),
         duplicates=stats.total(acc.DUPLICATE),
         ignored_records=stats.total(acc.IGNORED),
     )

@@ -60,9 +60,9 @@ def view_to_dict(view: View) -> dict[str, Any]:
     return {
         "series": [series_to_dict(s) for s in view.series],
         "records": view.stats.records,
-        "invalid": dict(view.stats.invalid), "ignored": dict(view.stats.ignored),
-        "data_quality": dict(view.stats.data_quality),
-        "dead_lettered": dict(view.stats.dead_lettered),
+        **{name: dict(getattr(view.stats, name)) for name in PipelineStats.COUNTERS},
+        "clock_offsets": {"counts": view.stats.clock_offsets.counts,
+                          "sum": view.stats.clock_offsets.sum},
         "folded": view.folded,
     }
 
@@ -70,7 +70,10 @@ def view_to_dict(view: View) -> dict[str, Any]:
 def view_from_dict(data: dict[str, Any]) -> View:
     stats = PipelineStats()
     stats.records = [list(row) for row in data["records"]]
-    for name in ("invalid", "ignored", "data_quality", "dead_lettered"):
-        getattr(stats, name).update(data[name])
+    for name in PipelineStats.COUNTERS:
+        getattr(stats, name).update(data.get(name, {}))  # checkpoints of older versions lack some
+    if "clock_offsets" in data:
+        stats.clock_offsets.counts = list(data["clock_offsets"]["counts"])
+        stats.clock_offsets.sum = data["clock_offsets"]["sum"]
     return View(series=[series_from_dict(s) for s in data["series"]], stats=stats,
                 folded=dict(data["folded"]))

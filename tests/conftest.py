@@ -79,8 +79,7 @@ def engine() -> Callable[..., Engine]:
     """``engine(records, **settings)`` → an engine that processed them and was closed."""
 
     def _engine(records: Iterable[bytes], close: bool = True, **settings: Any) -> Engine:
-        built = Engine(load_config(environ={}, overrides=settings), RecordingDeadLetters(),
-                       clock=lambda: 2e9)
+        built = Engine(load_config(environ={}, overrides=settings), RecordingDeadLetters())
         built.process_all(records)
         if close:
             built.close()

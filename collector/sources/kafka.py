@@ -153,9 +153,9 @@ class PartitionEngine:
         self.last_record = time.monotonic()
         first = offsets_and_values[0][0]
         if self.buckets and first - self.buckets[-1][0] < _BUCKET_RECORDS:
-            self.buckets[-1][1] = self.engine.buffer.newest
+            self.buckets[-1][1] = self.engine.newest
         else:
-            self.buckets.append([first, self.engine.buffer.newest])
+            self.buckets.append([first, self.engine.newest])
         if self.replay_until is not None and self.next_offset >= self.replay_until:
             self.engine.reset_counts()  # those effects are in the checkpointed counters
             self.replay_until = None
@@ -175,9 +175,7 @@ class PartitionEngine:
     def safe_offset(self) -> int:
         """Every record before it is older than every window still open: its effects are
         final. Buckets whose newest event time is behind that horizon are dropped."""
-        engine = self.engine
-        horizon = (engine.buffer.watermark - engine.sessions.attribution_s
-                   - engine.buffer.lateness)
+        horizon = self.engine.final_before()
         while len(self.buckets) > 1 and self.buckets[1][1] < horizon:
             self.buckets.popleft()
         if len(self.buckets) == 1 and self.buckets[0][1] < horizon:
@@ -415,7 +413,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         for tp in quiet:
             part = self.parts.get(tp)
             if part is not None and ends.get(tp) == part.next_offset:
-                part.engine.advance_watermark(time.time() - part.engine.buffer.lateness)
+                part.engine.advance(time.time())  # live: a silent partition follows the clock
 
     def _set_connected(self, connected: bool, error: Exception | None = None) -> None:
         if connected != self.connected:

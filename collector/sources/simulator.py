@@ -515,7 +515,8 @@ class GroundTruth:
             overall.merge(totals)
         result = overall.as_dict()
         result.update(records=self.records, invalid_records=self.invalid,
-                      orphan_events=self.orphans, late_events=0, duplicates=self.duplicates,
+                      orphan_events=self.orphans, late_events=0, late_queries=0,
+                      retimed_records=0, duplicates=self.duplicates,
                       ignored_records=self.ignored)
         result["by_application"] = {app: t.as_dict() for app, t in sorted(self.by_app.items())}
         return result

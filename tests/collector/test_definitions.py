@@ -161,23 +161,28 @@ def test_out_of_order_within_lateness_is_reordered(ubi, run):
     assert s["orphan_events"] == 0 and s["late_events"] == 0 and s["clicked_searches"] == 1
 
 
+def background(ubi, until: float, every: float = 50.0) -> list[bytes]:
+    """One search every ``every`` seconds from a new client each: a stream with a clock."""
+    return [ubi.query(f"b{i}", f"item {i}", i * every, client=f"b{i}")
+            for i in range(int(until / every) + 1)]
+
+
 def test_late_records_applied_only_while_their_search_is_open(ubi, engine):
+    stream = background(ubi, 2950)  # the stream clock reaches 2900: q2 is evicted, q3 is open
     e = engine([
-        ubi.query("q1", "tv", 0), ubi.query("q2", "lamp", 100, client="c2"),
-        ubi.query("q3", "desk", 2000, client="c3"),  # watermark 1970: q1, q2 evicted
-        ubi.query("q4", "sofa", 2100, client="c4"),  # watermark 2070: q3 applied
-        ubi.click("q2", 120, client="c2"),  # late and q2 is no longer attributable
-        ubi.click("q3", 2050, client="c3", position=2),  # late, q3 still open: applied
-        ubi.query("q0", "rug", 10, client="c0"),  # a late query is never applied
-    ])
+        *stream[:3], ubi.query("q2", "lamp", 100, client="c2"), *stream[3:41],
+        ubi.query("q3", "desk", 2000, client="c3"), *stream[41:],
+        ubi.click("q3", 2050, client="c3", position=2),  # late, same clock as q3: applied
+        ubi.query("q2b", "rug", 130, client="c2"),  # late, from a known clock: not applied
+        ubi.click("q2", 120, client="c2"),  # a new event clock behind the stream: moved to
+    ])                                       # the stream's front, where q2 is gone: orphan
     s = summary(e)
-    assert s["late_events"] == 2 and s["records"] == 7
-    assert s["searches"] == 4
-    assert s["clicked_searches"] == 1
+    assert (s["late_events"], s["late_queries"], s["orphan_events"]) == (1, 1, 1)
+    assert s["searches"] == 62 and s["clicked_searches"] == 1
     assert s["mean_time_to_first_click_s"] == 50.0 and s["mrr_first_click"] == 0.5
-    assert s["abandoned_searches"] == 3  # q1, q2, q4
-    assert e.dead_letters.reasons == ["late", "late"]
-    assert e.stats.data_quality["late_record_not_applied"] == 2
+    assert e.dead_letters.reasons == ["late", "orphan"]
+    assert e.stats.data_quality["late_record_not_applied"] == 1
+    assert e.stats.clock_clients == {"behind_stream": 1}
 
 
 def test_records_without_use_are_ignored_and_invalid_ones_rejected(ubi, run):
@@ -195,9 +200,12 @@ def test_records_without_use_are_ignored_and_invalid_ones_rejected(ubi, run):
     assert s["searches"] == 0 and s["zero_result_rate"] is None and s["ctr"] is None
 
 
-def test_event_before_its_search_is_an_orphan(ubi, run):
-    s = run([ubi.query("q1", "tv", 10), ubi.click("q1", 9)])
-    assert s["orphan_events"] == 1 and s["clicks"] == 0
+def test_event_stamped_before_its_search_is_applied_at_the_search(ubi, engine):
+    e = engine([ubi.query("q1", "tv", 10), ubi.click("q1", 9)])
+    s = summary(e)
+    assert s["orphan_events"] == 0 and s["clicked_searches"] == 1
+    assert s["mean_time_to_first_click_s"] == 0.0  # never negative
+    assert e.stats.retimed["before_its_search"] == 1
 
 
 def test_click_on_zero_result_search_is_data_quality_not_ctr(ubi, engine):

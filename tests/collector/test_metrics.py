@@ -54,9 +54,16 @@ def test_samples_have_exact_values(ubi, engine):
 def test_open_state_gauges_while_running(ubi, engine):
     e = engine([ubi.query("q1", "a", 0), ubi.query("q2", "b", 100, client="c2")], close=False)
     value = scrape_registry(e).get_sample_value
-    assert value("searchpulse_open_sessions") == 1  # q1 released; q2 still in the buffer
-    assert value("searchpulse_pending_searches") == 1
-    assert value("searchpulse_buffered_records") == 1
+    assert value("searchpulse_buffered_records") == 2  # the clock's warm-up holds them
+    assert value("searchpulse_open_sessions") == 0
+    stream = [ubi.query(f"q{i}", "a", 10 * i, client=f"c{i}") for i in range(20)]
+    value = scrape_registry(engine(stream, close=False)).get_sample_value
+    # the clock is the 90th percentile of the sampled times: the 16 of the warm-up (0 … 150 s)
+    # and then every 4th record (160 s): 140 s; watermark 110 s: the searches at 0 … 100 s
+    assert value("searchpulse_watermark_timestamp_seconds") == 1_767_600_000 + 110
+    assert value("searchpulse_open_sessions") == 11
+    assert value("searchpulse_pending_searches") == 11
+    assert value("searchpulse_buffered_records") == 9
 
 
 def test_label_cap_folds_into_other(ubi, engine):

@@ -73,7 +73,7 @@ def test_many_small_flushes_store_the_same_totals(simulated_log, tmp_path):
 
 def test_a_flush_in_the_middle_splits_rows_without_losing_counts(ubi, store_url):
     stats = QueryStats()
-    e = Engine(load_config(environ={}), query_stats=stats, clock=lambda: 2e9)
+    e = Engine(load_config(environ={}), query_stats=stats)
     e.process_all([ubi.query("q1", "Tent", 0, hits=["d1", "d2"]), ubi.click("q1", 5, obj="d2"),
                    ubi.query("q2", "tent", 100, client="c2", hits=["d1"]),
                    ubi.query("q3", "lamp", 200, client="c3")])

@@ -49,4 +49,5 @@ def test_opensearch_generator_chunk_replays_exactly(run):
     assert s["abandoned_searches"] == 0
     assert s["mean_time_to_first_click_s"] == 4.25
     assert s["mrr_first_click"] == 0.75
-    assert (s["late_events"], s["ignored_records"], s["records"]) == (3, 1, 10)
+    # ten records are fewer than the stream clock's warm-up: applied whole, in event-time order
+    assert (s["late_events"], s["ignored_records"], s["records"]) == (0, 1, 10)
