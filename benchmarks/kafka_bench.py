@@ -27,8 +27,8 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from benchmarks.naive_collector import NaiveCollector
 from collector.config import load_config
-from collector.sources.kafka import KafkaCollector
-from collector.sources.kafka_producer import record_key
+from collector.sources.kafka.consumer import KafkaCollector
+from collector.sources.kafka.producer import record_key
 from collector.sources.simulator import SimulationSpec, Simulator
 from testbed.kafka import KafkaBroker
 

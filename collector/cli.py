@@ -55,6 +55,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _print_summary(summary)
     log.info("replayed %d records in %.2f s (%.0f records/s)", summary["records"], elapsed,
              summary["records"] / elapsed if elapsed else 0.0)
+    if "input_error" in summary:  # what was read before it is counted above and kept
+        log.error("%s", summary["input_error"])
+        return EXIT_INPUT
     return EXIT_OK
 
 
@@ -91,7 +94,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     simulator = Simulator(_spec(args))
     if args.kafka:
-        from collector.sources.kafka_producer import produce
+        from collector.sources.kafka.producer import produce
 
         if args.pace:
             simulator.spec.start = time.time()
@@ -118,7 +121,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from collector.sources.kafka_run import run_collector
+    from collector.sources.kafka.run import run_collector
 
     config = _settings(args, **{
         "kafka.bootstrap_servers": args.bootstrap_servers,

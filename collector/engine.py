@@ -36,7 +36,6 @@ from collector.zero_result_queries import TopZeroResultQueries
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
 # the order of application is the same, one call of _release serves many records
-_SAMPLE_EVERY = 3  # every 4th record's time goes into the stream clock's window
 LATE = "late"
 ORPHAN = "orphan"
 _QUERY, _EVENT = acc.QUERY, acc.EVENT
@@ -90,7 +89,6 @@ class Engine:
         records = stats.records
         actions = ACTIONS
         admit = self._admit
-        sample = self.clock.sample
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
             try:
@@ -121,21 +119,19 @@ class Engine:
             warmup = self.warmup
             if warmup is not None:
                 warmup.append((ts, kind, client, raw, rec))
-                sample(ts)
+                self.clock.sample(ts)
                 if self.clock.ready:
                     self._end_warmup(judge=True)
                 continue
-            ts = admit(ts, kind, client, raw, rec)
-            if not n & _SAMPLE_EVERY and ts is not None:
-                sample(ts)
+            admit(ts, kind, client, raw, rec)
             if not n & _RELEASE_EVERY:
                 self._release()
         self._release()
 
-    def _admit(self, ts: float, kind: int, client: str | None, raw: bytes,
-               rec: WireRecord) -> float | None:
-        """Correct one decoded record's time by its client's clock offset and buffer it;
-        returns its (corrected) time, or None when it was late."""
+    def _admit(self, ts: float, kind: int, client: str | None, raw: bytes, rec: WireRecord,
+               sample: bool = True) -> None:
+        """Correct one decoded record's time by its client's clock offset and buffer it. Only
+        records whose time stands as stamped feed the stream clock (``sample``)."""
         clock = self.clock
         if client:
             offset = clock.offsets_of(kind).get(client)
@@ -145,20 +141,23 @@ class Engine:
             if offset:
                 ts -= offset
                 self.stats.retimed[acc.CLIENT_OFFSET] += 1
+                sample = False
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
-            return None
+            return
         if kind == _QUERY:
-            self.pending[rec.query_id] = ts
+            self.pending.setdefault(rec.query_id, ts)  # a redelivered copy is not its time
         else:
             search = self.pending.get(rec.query_id)
             if search is not None and ts < search:  # its device clock says before its search
                 ts = search
                 self.stats.retimed[acc.BEFORE_SEARCH] += 1
+                sample = False
         heappush(self.heap, (ts, kind, rec.query_id, raw, next(self.arrival), rec))
         if ts > self.newest:
             self.newest = ts
-        return ts
+        if sample:
+            clock.sample(ts)
 
     def _search_window(self, rec: WireRecord) -> tuple[float, float] | None:
         """(time, end of attribution) of the search an event names, if it was seen."""
@@ -176,10 +175,12 @@ class Engine:
         ahead of the stream is judged as usual."""
         held, self.warmup = self.warmup or [], None
         clock = self.clock
-        watermark, clock.watermark = clock.watermark, -inf
-        for ts, kind, client, raw, rec in held:
-            self._admit(ts, kind, client if judge else None, raw, rec)
-        clock.watermark = watermark
+        watermark, clock.watermark, clock.backlog = clock.watermark, -inf, True
+        try:
+            for ts, kind, client, raw, rec in held:  # sampled as they arrived
+                self._admit(ts, kind, client if judge else None, raw, rec, sample=False)
+        finally:
+            clock.watermark, clock.backlog = watermark, False
 
     # -- time ------------------------------------------------------------------------------
     def advance(self, now: float) -> None:
@@ -197,6 +198,11 @@ class Engine:
     @property
     def lateness(self) -> float:
         return self.clock.lateness
+
+    def buffered_until(self) -> float:
+        """The newest event time a record fed so far can still take: +inf while the clock
+        warms up (those records are not judged yet)."""
+        return inf if self.warmup else self.newest
 
     def final_before(self) -> float:
         """Records older than this (event time) can no longer change any count: every window

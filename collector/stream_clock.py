@@ -4,13 +4,16 @@ Device clocks are off by minutes to days as a matter of course, so neither the n
 nor the wall clock can say what time it is in the stream (a replay of last year's log is as valid
 as live traffic). Two rules keep a minority of wrong clocks from hurting anyone else:
 
-* **The stream clock** ``now`` is the 90th percentile of the last ``WINDOW`` sampled record times
-  (after correction), and never goes back. Records making up less than 10 % of that window —
+* **The stream clock** ``now`` is the 90th percentile of the last ``WINDOW`` sampled times of
+  records that stand as stamped (a corrected record says nothing of the stream's time), and
+  never goes back. A record is sampled when its time in milliseconds
+  is a multiple of 4: by content, not by position, so a partition replayed from a checkpoint
+  rebuilds the same window, whatever its batches. Records making up less than 10 % of that window —
   a few poison records, 5 % of clients with any offset — can neither advance it nor stall it,
   so they make no other client's record late. The watermark is ``now − lateness``. The
-  stream's **front** (the newest time in the window) is where a record arriving now belongs;
-  it only judges new clients, so an outlier there loosens those judgments for as long as it
-  stays in the window and harms no one.
+  stream's **front** (the newest time of the window and of the last ``RECENT`` records) is
+  where a record arriving now belongs; it only judges new clients, so an outlier there loosens
+  those judgments for as long as it stays in the window and harms no one.
 * **Client offsets.** At the first record of each (client, kind) — queries are stamped by the
   search server, events by the device, so the two are judged apart — an offset is decided and
   then applied to every later record of that client and kind, which keeps the client's own
@@ -21,14 +24,16 @@ as live traffic). Two rules keep a minority of wrong clocks from hurting anyone 
     ahead of both the stream clock and the search; otherwise (stamped before its search, or
     ahead of the stream) it is moved to where the stream clock says it arrived, but never
     before its search nor past its attribution window;
-  - any other record: behind the watermark, or more than ``max_ahead`` ahead of the front,
-    its offset is its distance from the front (it is moved to the time it arrived); else 0.
+  - any other record: more than ``tolerance`` behind the clock, or more than ``max_ahead``
+    ahead of the front, has its distance from the front as offset (it is moved to the time it
+    arrived); any other, 0. Moving a whole client costs its own counts nothing: its windows
+    are measured between its own records.
 
   A client within those bounds is left alone: it is applied in event-time order like any other.
 
 Offsets are kept for clients seen within the last two ``generation`` spans of stream time.
-Until ``WARMUP`` records have been sampled there is no clock to judge against: the engine holds
-those records and judges them together once the clock exists.
+Until the window is full there is no clock to judge against: the engine holds those records
+(about 4 × ``WINDOW``) and judges them together once the clock exists; none of them is late.
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ from math import inf
 from collector.accounting import PipelineStats
 
 WINDOW = 256  # sampled record times the clock is the 90th percentile of
-WARMUP = 16  # records sampled before any offset is decided
+RECENT = 16  # the last records, sampled or not, that the front also covers
+_SAMPLE_MASK = 3  # sampled: time in ms ≡ 0 (mod 4)
 # Why a client's offset is not 0 (label values of searchpulse_clock_corrected_clients_total).
 BEHIND = "behind_stream"
 AHEAD = "ahead_of_stream"
@@ -48,8 +54,8 @@ EVENT_VS_SEARCH = "event_vs_search"
 
 
 class StreamClock:
-    __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark", "front",
-                 "_window", "_ordered", "_offsets", "_older", "_generation_end", "stats")
+    __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark",
+                 "backlog", "_recent", "_window", "_ordered", "_offsets", "_older", "_generation_end", "stats")
 
     def __init__(self, lateness: float, tolerance: float, max_ahead: float,
                  generation: float, stats: PipelineStats) -> None:
@@ -59,7 +65,8 @@ class StreamClock:
         self.generation = generation
         self.now = -inf
         self.watermark = -inf
-        self.front = -inf
+        self._recent: deque[float] = deque(maxlen=RECENT)
+        self.backlog = False  # judging records that arrived before the clock existed
         self._window: deque[float] = deque()
         self._ordered: list[float] = []
         self._offsets: tuple[dict[str, float], ...] = ({}, {})  # per kind: query, event
@@ -69,23 +76,25 @@ class StreamClock:
 
     @property
     def ready(self) -> bool:
-        return len(self._window) >= WARMUP
+        return len(self._window) >= WINDOW
 
     def offsets_of(self, kind: int) -> dict[str, float]:
         """The current generation's offsets of one kind: the engine's per-record lookup."""
         return self._offsets[kind]
 
     def sample(self, ts: float) -> None:
-        """Add one record time to the window; move the clock (never back)."""
+        """Add one record time to the window if it is sampled; move the clock (never back)."""
+        self._recent.append(ts)
+        if int(ts * 1000.0) & _SAMPLE_MASK:
+            return
         ordered = self._ordered
         insort(ordered, ts)
         window = self._window
         window.append(ts)
         if len(window) > WINDOW:
             del ordered[bisect_left(ordered, window.popleft())]
-        if len(window) < WARMUP:
+        if len(window) < WINDOW:
             return
-        self.front = ordered[-1]
         now = ordered[(len(ordered) - 1) * 9 // 10]
         if now > self.now:
             self.now = now
@@ -98,7 +107,6 @@ class StreamClock:
         if now > self.now:
             self.now = now
             self.watermark = now - self.lateness
-            self.front = max(self.front, now)
             return True
         return False
 
@@ -118,6 +126,12 @@ class StreamClock:
         self._offsets[kind][client] = offset
         return offset
 
+    @property
+    def front(self) -> float:
+        """Where a record arriving now belongs (only new clients are judged against it)."""
+        newest = self._ordered[-1] if self._ordered else -inf
+        return max(newest, max(self._recent, default=-inf))
+
     def offset(self, kind: int, client: str) -> float:
         """The offset already decided for ``client`` and ``kind``, else 0."""
         found = self._offsets[kind].get(client)
@@ -126,16 +140,17 @@ class StreamClock:
     def _judge_event(self, ts: float, search: tuple[float, float],
                      query_offset: float) -> tuple[float, str]:
         start, end = search
+        front = self.front
         same_clock = ts - query_offset
-        if start <= same_clock <= end and same_clock <= max(self.front, start) + self.tolerance:
+        if start <= same_clock <= end and same_clock <= max(front, start) + self.tolerance:
             return query_offset, EVENT_VS_SEARCH if query_offset else ""
-        return ts - min(max(self.front, start), end), EVENT_VS_SEARCH
+        return ts - min(max(front, start), end), EVENT_VS_SEARCH
 
     def _judge(self, ts: float) -> tuple[float, str]:
-        front = self.front
-        if front == -inf:  # no clock yet (a stream shorter than the warm-up): nothing to judge
+        if self.now == -inf:  # no clock yet (a stream shorter than the warm-up): nothing to judge
             return 0.0, ""
-        if ts < self.watermark:
+        front = self.front
+        if ts < self.now - self.tolerance and not self.backlog:
             return ts - front, BEHIND
         if ts > front + self.max_ahead:
             return ts - front, AHEAD

@@ -56,14 +56,15 @@ def test_open_state_gauges_while_running(ubi, engine):
     value = scrape_registry(e).get_sample_value
     assert value("searchpulse_buffered_records") == 2  # the clock's warm-up holds them
     assert value("searchpulse_open_sessions") == 0
-    stream = [ubi.query(f"q{i}", "a", 10 * i, client=f"c{i}") for i in range(20)]
+    stream = [ubi.query(f"q{i}", "a", i, client=f"c{i}") for i in range(2000)]
     value = scrape_registry(engine(stream, close=False)).get_sample_value
-    # the clock is the 90th percentile of the sampled times: the 16 of the warm-up (0 … 150 s)
-    # and then every 4th record (160 s): 140 s; watermark 110 s: the searches at 0 … 100 s
-    assert value("searchpulse_watermark_timestamp_seconds") == 1_767_600_000 + 110
-    assert value("searchpulse_open_sessions") == 11
-    assert value("searchpulse_pending_searches") == 11
-    assert value("searchpulse_buffered_records") == 9
+    # the clock is the 90th percentile of the last 256 times (1744 … 1999 s): 1973 s; the
+    # watermark 1943 s: 0 … 1942 applied, those before 143 s evicted (attribution 1800 s),
+    # those after 1642 s not decided yet (abandonment 300 s)
+    assert value("searchpulse_watermark_timestamp_seconds") == 1_767_600_000 + 1943
+    assert value("searchpulse_open_sessions") == 1800
+    assert value("searchpulse_pending_searches") == 300
+    assert value("searchpulse_buffered_records") == 57
 
 
 def test_label_cap_folds_into_other(ubi, engine):

@@ -19,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collector.config import load_config
 from collector.query_store import open_store
-from collector.sources.kafka import read_checkpoints
-from collector.sources.kafka_producer import record_key
+from collector.sources.kafka.checkpoints import checkpoint_key, read_checkpoints
+from collector.sources.kafka.producer import record_key
 from collector.sources.simulator import SimulationSpec, Simulator
 from collector.view import view_from_dict
 from testbed.kafka import KafkaBroker
@@ -255,7 +255,7 @@ def test_a_group_member_dies_and_the_other_takes_over(kafka, tmp_path, postgres_
         expected = truth_counts(run.truth)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            dead = read_checkpoints(run.config()).get(f"{run.topic}-a")
+            dead = read_checkpoints(run.config()).get(checkpoint_key(run.group, f"{run.topic}-a"))
             dead_counts = counts_from_view(view_from_dict(dead["counts"])) if dead else {}
             total = add(dead_counts, counts_from_text(scrape(second_url)))
             if {k: total.get(k, 0) for k in expected} == expected:

@@ -31,7 +31,7 @@ def record_key(raw: bytes) -> bytes | None:
 
 def produce(records: Iterable[bytes], bootstrap: str, topic: str, use_security: bool,
             config: Config) -> int:
-    from collector.sources.kafka import client_options
+    from collector.sources.kafka.connection import client_options
 
     options = client_options(config) if use_security else {}
     options["bootstrap_servers"] = bootstrap.split(",")

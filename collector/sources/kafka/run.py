@@ -12,7 +12,8 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 from collector.config import Config
 from collector.http import MetricsServer
 from collector.metrics import SearchpulseCollector
-from collector.sources.kafka import KafkaCollector, KafkaHealthCollector
+from collector.sources.kafka.consumer import KafkaCollector
+from collector.sources.kafka.health import KafkaHealthCollector
 from collector.store_writer import StoreHealthCollector
 from collector.view import View
 

@@ -1,0 +1,100 @@
+"""Checkpoints of one pipeline: a consumer group's member, its counters and the offsets they
+cover, in one record of a compacted topic.
+
+The record's key is ``GROUP/INSTANCE``, and it names the topics it covers: a second consumer
+group on the same cluster — even run from the same host, under the same instance id — never
+restores another group's counters nor starts from its offsets. The topic is read once per
+rebalance (``load``), not once per partition. Per partition, the recorded offsets never go
+backwards.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from collector.config import Config
+from collector.sources.kafka.connection import client_options
+
+log = logging.getLogger(__name__)
+
+
+def checkpoint_key(group: str, instance: str) -> str:
+    return f"{group}/{instance}"
+
+
+def read_checkpoints(config: Config) -> dict[str, dict[str, Any]]:
+    """The latest checkpoint record of every pipeline member on the topic, by key."""
+    topic = config["kafka.checkpoint_topic"]
+    reader = KafkaConsumer(**client_options(config), enable_auto_commit=False, group_id=None)
+    latest: dict[str, dict[str, Any]] = {}
+    try:
+        tps = [TopicPartition(topic, p) for p in reader.partitions_for_topic(topic) or ()]
+        if tps:
+            reader.assign(tps)
+            reader.seek_to_beginning(*tps)
+            ends = reader.end_offsets(tps)
+            while any(reader.position(tp) < ends[tp] for tp in tps):
+                for records in reader.poll(timeout_ms=1000).values():
+                    for record in records:
+                        if record.key and record.value:
+                            latest[record.key.decode()] = json.loads(record.value)
+    finally:
+        reader.close()
+    return latest
+
+
+class Checkpoints:
+    """This member's checkpoint (what it restores and writes) and its group's (where a newly
+    assigned partition starts)."""
+
+    def __init__(self, config: Config, producer: KafkaProducer, instance: str,
+                 topics: list[str]) -> None:
+        self.config = config
+        self.producer = producer
+        self.group = config["kafka.group_id"]
+        self.key = checkpoint_key(self.group, instance)
+        self.topics = sorted(topics)
+        self.sequence = 0
+        self.partitions: dict[str, list[int]] = {}  # "topic:partition" → [safe, high]
+        self.group_records: list[dict[str, Any]] = []
+
+    def load(self) -> dict[str, Any] | None:
+        """Read the topic once: keep the group's records; return this member's, if any."""
+        records = read_checkpoints(self.config)
+        self.group_records = [record for key, record in records.items()
+                              if record.get("group") == self.group
+                              and set(record.get("topics", ())) & set(self.topics)]
+        mine = records.get(self.key)
+        if mine is None or mine.get("group") != self.group or mine.get("topics") != self.topics:
+            return None
+        self.sequence = mine["sequence"]
+        self.partitions = dict(mine["partitions"])
+        return mine
+
+    def covering(self, topic: str, partition: int) -> tuple[int, int] | None:
+        """(safe, high) of the group's newest checkpoint that covered the partition: its
+        counters include every record before `high`, so a replay must not count them."""
+        key = f"{topic}:{partition}"
+        covered = [record["partitions"][key] for record in self.group_records
+                   if key in record.get("partitions", {})]
+        if not covered:
+            return None
+        safe, high = max(covered, key=lambda entry: entry[1])
+        return safe, high
+
+    def write(self, partitions: dict[str, list[int]], counts: dict[str, Any]) -> None:
+        """One record: the counters and the offsets they cover (raises KafkaError)."""
+        merged = dict(self.partitions)
+        for key, (safe, high) in partitions.items():
+            before = merged.get(key, [safe, high])
+            merged[key] = [max(safe, before[0]), max(high, before[1])]
+        record = {"group": self.group, "topics": self.topics, "sequence": self.sequence + 1,
+                  "partitions": merged, "counts": counts}
+        self.producer.send(self.config["kafka.checkpoint_topic"], key=self.key.encode(),
+                           value=json.dumps(record).encode()).get(timeout=10)
+        self.sequence += 1
+        self.partitions = merged

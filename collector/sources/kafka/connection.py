@@ -1,0 +1,43 @@
+"""What every Kafka client of searchpulse shares: connection and security options, and the
+topics it owns (created when missing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+from kafka.errors import TopicAlreadyExistsError
+
+from collector.config import Config
+
+
+def client_options(config: Config) -> dict[str, Any]:
+    """Connection and security settings shared by consumers and producers (secrets included,
+    so this dict is never logged)."""
+    options: dict[str, Any] = {"bootstrap_servers": config["kafka.bootstrap_servers"].split(","),
+                               "security_protocol": config["kafka.security_protocol"]}
+    for key, option in (("kafka.sasl_mechanism", "sasl_mechanism"),
+                        ("kafka.sasl_username", "sasl_plain_username"),
+                        ("kafka.sasl_password", "sasl_plain_password"),
+                        ("kafka.ssl_cafile", "ssl_cafile"), ("kafka.ssl_certfile", "ssl_certfile"),
+                        ("kafka.ssl_keyfile", "ssl_keyfile")):
+        if config[key]:
+            options[option] = config[key]
+    return options
+
+
+def ensure_topics(config: Config) -> None:
+    """The checkpoint topic must be compacted (one record per pipeline member, kept forever);
+    the dead-letter topic keeps what could not be used."""
+    admin = KafkaAdminClient(**client_options(config))
+    try:
+        admin.create_topics([
+            NewTopic(config["kafka.checkpoint_topic"], 1, -1,
+                     topic_configs={"cleanup.policy": "compact"}),
+            NewTopic(config["kafka.dead_letter_topic"], 1, -1),
+        ])
+    except TopicAlreadyExistsError:
+        pass
+    finally:
+        admin.close()

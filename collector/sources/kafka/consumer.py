@@ -1,0 +1,300 @@
+"""The consumer loop and the rebalance listener of `searchpulse collect`.
+
+One engine per assigned partition: producers key records by `client_id`, so a session's records
+share a partition and sessions never span engines (nor does the stream clock: each partition has
+its own). Delivery (docs/delivery.md):
+
+* every `commit_interval_s` (and at shutdown) a **checkpoint**: for each partition the *safe*
+  offset C (every earlier record is out of every window: its effects are final) and the
+  *high-water* offset H (next record to process); the counters exposed (the sum of the engines,
+  plus what was restored and what revoked partitions left) and the offsets go in one record of
+  the checkpoint topic (``checkpoints``); the group commits C with H in its metadata;
+* /metrics serves the counters of the last checkpoint, never uncommitted ones;
+* a partition (re)starts at C and **replays** up to H to rebuild its open sessions, then forgets
+  what the replay counted (those effects are in the checkpointed counters): nothing twice;
+* per-query aggregates (with ``store.url``) go to the store every ``store.flush_interval_s``, in
+  one database transaction with each partition's [C, H]: on assignment the partition also
+  replays from the store's C and drops the aggregates it rebuilt before the store's H.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Iterable
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kafka.errors import KafkaError
+from kafka.structs import OffsetAndMetadata
+
+from collector import accounting as acc
+from collector.config import Config
+from collector.engine import Engine
+from collector.sources.kafka.checkpoints import Checkpoints
+from collector.sources.kafka.connection import client_options, ensure_topics
+from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
+from collector.store_writer import StoreWriter
+from collector.view import View, merge_views, view_from_dict, view_to_dict
+
+log = logging.getLogger(__name__)
+_POLL_TIMEOUT_MS = 200
+_POLL_RECORDS = 2000
+
+
+class KafkaCollector(ConsumerRebalanceListener):
+    def __init__(self, config: Config, topics: list[str] | None = None) -> None:
+        self.config = config
+        self.topics = topics or config["kafka.topics"]
+        self.instance = config["kafka.instance_id"] or socket.gethostname()
+        self.parts: dict[TopicPartition, PartitionEngine] = {}
+        self.base = View(series=[], stats=acc.PipelineStats(), folded={})
+        self.exposed = self.base
+        self.stop_event = threading.Event()
+        self._changes: deque[tuple[str, set[TopicPartition]]] = deque()
+        self.health = Counter()  # commits, commit_failures, rebalances
+        self.consumed: Counter[str] = Counter()
+        self.connected = False
+        self.writer = StoreWriter.from_config(config)
+        options = client_options(config)
+        self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
+                                      client_id=f"searchpulse-{self.instance}")
+        self.consumer = KafkaConsumer(
+            **options, group_id=config["kafka.group_id"], enable_auto_commit=False,
+            auto_offset_reset="earliest", client_id=f"searchpulse-{self.instance}",
+            group_instance_id=self.instance,  # a restart reclaims its partitions at once
+            session_timeout_ms=int(config["kafka.session_timeout_s"] * 1000),
+            partition_assignment_strategy=[CooperativeStickyAssignor])
+        ensure_topics(config)
+        self.checkpoints = Checkpoints(config, self.producer, self.instance, self.topics)
+        self._restore()
+
+    # -- the loop: poll → apply rebalances → feed → checkpoint when due --------------------
+    def run(self) -> None:
+        self.consumer.subscribe(self.topics, listener=self)
+        interval = self.config["kafka.commit_interval_s"]
+        next_checkpoint = time.monotonic() + interval
+        while not self.stop_event.is_set():
+            batches = self._poll()
+            if batches is None:
+                continue
+            self._feed(batches, fresh=self._apply_changes())
+            now = time.monotonic()
+            if now >= next_checkpoint:
+                self._advance_idle(now)
+                self.flush_aggregates()
+                self.checkpoint()
+                next_checkpoint = now + interval
+        self._shutdown()
+
+    def _poll(self) -> dict[TopicPartition, list] | None:
+        """One poll; None while the brokers cannot be reached (the loop goes on)."""
+        try:
+            batches = self.consumer.poll(timeout_ms=_POLL_TIMEOUT_MS, max_records=_POLL_RECORDS)
+        except KafkaError as error:
+            self._set_connected(False, error)
+            time.sleep(1)
+            return None
+        self._set_connected(True)
+        return batches
+
+    def _feed(self, batches: dict[TopicPartition, list], fresh: set[TopicPartition]) -> None:
+        """Give each partition's new records to its engine (records of a partition assigned
+        in this poll were fetched before our seek: they come again)."""
+        max_bytes = self.config["kafka.max_record_bytes"]
+        for tp, records in batches.items():
+            part = self.parts.get(tp)
+            if part is None or tp in fresh:
+                continue
+            batch = [(r.offset, r.value) for r in records if r.offset >= part.next_offset]
+            if batch:
+                part.feed(batch, max_bytes)
+                self.consumed[tp.topic] += len(records)
+
+    def _shutdown(self) -> None:
+        self.flush_aggregates(force=True)
+        self.checkpoint()
+        if self.writer is not None:
+            self.writer.close()
+        self.consumer.close()  # leaves the group; its partitions were checkpointed just before
+        self.producer.close(timeout=10)
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def _restore(self) -> None:
+        """Restore this member's counters from its last checkpoint (same group, same topics)."""
+        mine = self.checkpoints.load()
+        if mine:
+            self.base = self.exposed = view_from_dict(mine["counts"])
+            log.info("restored checkpoint %d of %s", self.checkpoints.sequence,
+                     self.checkpoints.key)
+
+    def flush_aggregates(self, force: bool = False) -> None:
+        """Per-query aggregates and the offsets they cover, in one store transaction, when due.
+        A partition still replaying neither flushes nor moves its stored offsets."""
+        if self.writer is None:
+            return
+        parts = {tp: p for tp, p in self.parts.items()
+                 if not p.replaying and p.query_stats is not None}
+        stats = [p.query_stats for p in parts.values()]
+        if not parts or not (force or self.writer.due(stats)):
+            return
+        offsets = {(tp.topic, tp.partition): (p.safe_offset(), p.next_offset)
+                   for tp, p in parts.items()}
+        self.writer.flush(stats, offsets, self.config["kafka.group_id"], wait=force)
+
+    def checkpoint(self) -> bool:
+        """Persist counts with the offsets they cover, commit the safe offsets, then expose."""
+        offsets = {}
+        partitions = {}
+        snapshots = {}
+        for tp, part in self.parts.items():
+            if part.replaying:
+                continue
+            safe, high = part.safe_offset(), part.next_offset
+            meta = json.dumps({"high": high, "by": self.checkpoints.key,
+                               "seq": self.checkpoints.sequence + 1})
+            offsets[tp] = OffsetAndMetadata(safe, meta, -1)
+            partitions[f"{tp.topic}:{tp.partition}"] = [safe, high]
+            snapshots[tp] = merge_views([part.engine.view()])  # a copy, frozen now
+        view = merge_views([self.base, *snapshots.values()])
+        try:
+            # One record holds the counters and the offsets they cover: it is the atomic
+            # checkpoint. The group commit after it serves lag monitoring and a fallback.
+            self.checkpoints.write(partitions, view_to_dict(view))
+            if offsets:  # bounded: during a broker outage the loop must go on polling
+                self.consumer.commit(offsets, timeout_ms=5000)
+        except KafkaError as error:
+            self.health["commit_failures"] += 1
+            log.warning("checkpoint failed, will retry: %s", error)
+            return False
+        self.health["commits"] += 1
+        for tp, snapshot in snapshots.items():
+            self.parts[tp].checkpointed = snapshot
+        self.exposed = view
+        return True
+
+    # -- rebalance -------------------------------------------------------------------------
+    # kafka-python runs these callbacks on its IO thread, where blocking calls are not allowed:
+    # they only note the change; the loop applies it between polls. A revoked partition is not
+    # checkpointed again: what it processed since its last checkpoint was never exposed, and
+    # its next owner processes it again after the committed high-water offset.
+    def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
+        self._changes.append(("revoked", set(revoked)))
+
+    def on_partitions_lost(self, lost: Iterable[TopicPartition]) -> None:
+        self._changes.append(("revoked", set(lost)))
+
+    def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
+        self._changes.append(("assigned", set(assigned)))
+
+    def _apply_changes(self) -> set[TopicPartition]:
+        """Apply noted rebalances; returns the partitions assigned now. The checkpoint topic is
+        read once for all the partitions a rebalance assigns."""
+        assigned: set[TopicPartition] = set()
+        loaded = False
+        while self._changes:
+            change, tps = self._changes.popleft()
+            self.health["rebalances"] += 1
+            if change == "revoked":
+                self._retire([tp for tp in tps if tp in self.parts])
+                assigned -= tps
+                continue
+            new = [tp for tp in tps if tp not in self.parts]
+            if new and not loaded:
+                self.checkpoints.load()
+                loaded = True
+            for tp in new:
+                self._assign(tp)
+                assigned.add(tp)
+        return assigned
+
+    def _retire(self, tps: list[TopicPartition]) -> None:
+        """What revoked partitions had checkpointed stays in this instance's counters."""
+        if not tps:
+            return
+        done = [p.checkpointed for p in (self.parts.pop(tp) for tp in tps) if p.checkpointed]
+        self.base = merge_views([self.base, *done])
+        log.info("partitions revoked: %s", ", ".join(f"{t.topic}:{t.partition}" for t in tps))
+
+    def _assign(self, tp: TopicPartition) -> None:
+        start, high = self._start_offsets(tp)
+        stats_until = high
+        if self.writer is not None:
+            stored = self.writer.offsets(self.config["kafka.group_id"]).get(
+                (tp.topic, tp.partition))
+            if stored is not None:  # the store may be ahead of or behind the checkpoint
+                start = stored[0] if start is None else min(start, stored[0])
+                stats_until = stored[1]
+        if start is None:
+            start = self.consumer.beginning_offsets([tp])[tp]
+        self.consumer.seek(tp, start)
+        engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None)
+        sink = DeadLetterTopic(self.producer, self.config["kafka.dead_letter_topic"],
+                               f"{tp.topic}:{tp.partition}")
+        engine.dead_letters = sink
+        self.parts[tp] = PartitionEngine(engine, sink, start, high, stats_until)
+        log.info("partition %s:%d assigned at offset %d%s", tp.topic, tp.partition, start,
+                 f", replaying to {max(high or 0, stats_until or 0)}"
+                 if max(high or 0, stats_until or 0) > start else "")
+
+    def _start_offsets(self, tp: TopicPartition) -> tuple[int | None, int | None]:
+        """(safe, high) of the group's newest checkpoint covering the partition, else the
+        group's committed offset."""
+        covered = self.checkpoints.covering(tp.topic, tp.partition)
+        if covered:
+            return covered
+        committed = self.consumer.committed(tp)
+        return (committed, None) if committed is not None else (None, None)
+
+    # -- time and health -------------------------------------------------------------------
+    def _advance_idle(self, now: float) -> None:
+        """A partition silent for `idle_timeout_s` *and* confirmed at its end offset by the
+        broker follows the wall clock (live only), so a quiet night's last searches get their
+        outcome. A broker outage is not silence: without the confirmation nothing advances."""
+        idle = self.config["kafka.idle_timeout_s"]
+        quiet = [tp for tp, part in self.parts.items()
+                 if now - part.last_record > idle and not part.replaying]
+        if not quiet:
+            return
+        try:
+            ends = self.consumer.end_offsets(quiet, timeout_ms=2000)
+        except KafkaError:
+            return
+        for tp in quiet:
+            part = self.parts.get(tp)
+            if part is not None and ends.get(tp) == part.next_offset:
+                part.engine.advance(time.time())
+
+    def _set_connected(self, connected: bool, error: Exception | None = None) -> None:
+        if connected != self.connected:
+            self.connected = connected
+            if connected:
+                log.info("connected to Kafka")
+            else:
+                log.warning("Kafka unavailable, retrying: %s", error)
+
+    def ready(self) -> tuple[bool, str]:
+        parts = dict(self.parts)  # one atomic copy: the loop thread may be rebalancing
+        if not parts:
+            return False, "no partition assigned"
+        replaying = [f"{t.topic}:{t.partition}" for t, p in parts.items() if p.replaying]
+        if replaying:
+            return False, "replaying " + ", ".join(replaying)
+        lag = sum(self.lag(parts).values())
+        if lag > 10_000:
+            return False, f"catching up: lag {lag}"
+        return True, "ready"
+
+    def lag(self, parts: dict[TopicPartition, PartitionEngine] | None = None
+            ) -> dict[TopicPartition, int]:
+        lags = {}
+        for tp, part in (dict(self.parts) if parts is None else parts).items():
+            highwater = self.consumer.highwater(tp)
+            if highwater is not None:
+                lags[tp] = max(0, highwater - part.next_offset)
+        return lags

@@ -1,0 +1,122 @@
+"""One assigned partition: its engine, its offsets, its replay state and its dead letters."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from kafka import KafkaProducer
+
+from collector import accounting as acc
+from collector.engine import Engine
+from collector.events import OVERSIZED
+from collector.query_stats import QueryStats
+from collector.stream_clock import WINDOW
+from collector.view import View
+
+_BUCKET_RECORDS = 5000  # offsets per safe-offset bucket: bounded memory, coarse safe offsets
+# A replay from the safe offset must see enough records to rebuild the stream clock's window
+# (WINDOW samples of about every 4th record) before it reaches where this engine is.
+_REPLAY_MARGIN = 8 * WINDOW
+
+
+class DeadLetterTopic:
+    """Dead letters of one partition's engine: original bytes, reason and source in headers.
+    Muted while a partition replays records whose dead letters were already written."""
+
+    def __init__(self, producer: KafkaProducer, topic: str, source: str) -> None:
+        self.producer = producer
+        self.topic = topic
+        self.source = source.encode()
+        self.muted = False
+
+    def write(self, raw: bytes, reason: str, detail: str) -> None:
+        if self.muted:
+            return
+        self.producer.send(self.topic, value=bytes(raw), headers=[
+            ("searchpulse.reason", reason.encode()), ("searchpulse.detail", detail.encode()),
+            ("searchpulse.source", self.source)])
+
+    def close(self) -> None:
+        return None
+
+
+class PartitionEngine:
+    """An engine for one partition, its offsets and its replay state: counters rebuilt before
+    ``replay_until`` and per-query aggregates rebuilt before ``stats_until`` are already kept
+    (in the checkpoint, in the store) and are dropped when the replay reaches them."""
+
+    def __init__(self, engine: Engine, dead_letters: DeadLetterTopic, start: int,
+                 replay_until: int | None, stats_until: int | None = None) -> None:
+        self.engine = engine
+        self.dead_letters = dead_letters
+        self.start = start
+        self.next_offset = start
+        self.replay_until = replay_until if replay_until and replay_until > start else None
+        self.stats_until = stats_until if stats_until and stats_until > start else None
+        dead_letters.muted = self.replay_until is not None
+        self.buckets: deque[list[float]] = deque()  # [first offset, newest event time after]
+        self.last_record = time.monotonic()
+        self.checkpointed: View | None = None  # what this partition added at the last checkpoint
+
+    @property
+    def replaying(self) -> bool:
+        return self.replay_until is not None or self.stats_until is not None
+
+    @property
+    def query_stats(self) -> QueryStats | None:
+        return self.engine.sessions.query_stats
+
+    def feed(self, offsets_and_values: list[tuple[int, bytes]], max_bytes: int) -> None:
+        until = min((h for h in (self.replay_until, self.stats_until) if h is not None),
+                    default=None)
+        if until is not None and offsets_and_values[-1][0] >= until > offsets_and_values[0][0]:
+            # A replay ends inside this batch: what follows its end must be counted.
+            split = next(i for i, (offset, _) in enumerate(offsets_and_values) if offset >= until)
+            self.feed(offsets_and_values[:split], max_bytes)
+            self.feed(offsets_and_values[split:], max_bytes)
+            return
+        values = []
+        for offset, value in offsets_and_values:
+            if value is None or len(value) > max_bytes:
+                self._oversized(value)
+            else:
+                values.append(value)
+            self.next_offset = offset + 1
+        self.engine.process_all(values)
+        self.last_record = time.monotonic()
+        first = offsets_and_values[0][0]
+        newest = self.engine.buffered_until()
+        if self.buckets and first - self.buckets[-1][0] < _BUCKET_RECORDS:
+            self.buckets[-1][1] = newest
+        else:
+            self.buckets.append([first, newest])
+        if self.replay_until is not None and self.next_offset >= self.replay_until:
+            self.engine.reset_counts()  # those effects are in the checkpointed counters
+            self.replay_until = None
+            self.dead_letters.muted = False
+        if self.stats_until is not None and self.next_offset >= self.stats_until:
+            if self.query_stats is not None:
+                self.query_stats.drain()  # those aggregates are in the store
+            self.stats_until = None
+
+    def _oversized(self, value: bytes | None) -> None:
+        stats = self.engine.stats
+        stats.records[acc.UNKNOWN][acc.INVALID] += 1
+        stats.invalid[OVERSIZED] += 1
+        stats.dead_lettered[OVERSIZED] += 1
+        self.dead_letters.write(value or b"", OVERSIZED, f"{len(value or b'')} bytes")
+
+    def safe_offset(self) -> int:
+        """Every record before it is older than every window still open: its effects are
+        final; and a replay from it rebuilds this engine's stream clock exactly (at least
+        ``_REPLAY_MARGIN`` records back, or where this engine started). Buckets whose newest
+        event time is behind that horizon are dropped."""
+        horizon = self.engine.final_before()
+        while len(self.buckets) > 1 and self.buckets[1][1] < horizon:
+            self.buckets.popleft()
+        if len(self.buckets) == 1 and self.buckets[0][1] < horizon:
+            final = self.next_offset
+        else:
+            final = int(self.buckets[0][0]) if self.buckets else self.next_offset
+        return min(final, max(self.start, self.next_offset - _REPLAY_MARGIN))
