@@ -71,7 +71,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ordering.lateness_s", float, 30.0,
             "How far behind the stream clock a record may arrive and still be ordered.",
             _non_negative),
-    Setting("ordering.clock_tolerance_s", float, 10.0,
+    Setting("ordering.clock_tolerance_s", float, 30.0,
             "An event further than this from where its search and the stream clock put it has "
             "its client's event clock corrected.", _positive),
     Setting("ordering.max_ahead_s", float, 600.0,

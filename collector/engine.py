@@ -30,7 +30,7 @@ from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
-from collector.stream_clock import StreamClock
+from collector.stream_clock import Reference, StreamClock
 from collector.view import View
 from collector.zero_result_queries import TopZeroResultQueries
 
@@ -74,7 +74,8 @@ class Engine:
         self.heap: list[tuple[float, int, str, bytes, int, WireRecord]] = []
         self.arrival = count()  # last tie-break: identical records keep arrival order
         self.pending: dict[str, float] = {}  # query_id → time, of queries still in the heap
-        self.warmup: list[tuple[float, int, str | None, bytes, WireRecord]] | None = []
+        self.warmup: list[tuple[float, int, str | None, bytes, WireRecord,
+                                Reference | None]] | None = []
         self.newest = -inf  # newest (corrected) time ever buffered
         self.closed = False
 
@@ -118,8 +119,8 @@ class Engine:
             client = rec.client_id or rec.session_id
             warmup = self.warmup
             if warmup is not None:
-                warmup.append((ts, kind, client, raw, rec))
-                self.clock.sample(ts)
+                warmup.append((ts, kind, client, raw, rec, self.clock.at_arrival()))
+                self.clock.sample(ts, kind == _QUERY)
                 if self.clock.ready:
                     self._end_warmup(judge=True)
                 continue
@@ -129,14 +130,18 @@ class Engine:
         self._release()
 
     def _admit(self, ts: float, kind: int, client: str | None, raw: bytes, rec: WireRecord,
-               sample: bool = True) -> None:
+               sample: bool = True, at: Reference | None = None) -> None:
         """Correct one decoded record's time by its client's clock offset and buffer it. Only
-        records whose time stands as stamped feed the stream clock (``sample``)."""
+        records whose time stands as stamped feed the stream clock (``sample``); ``at``: the
+        clock a record held in the warm-up is judged against."""
         clock = self.clock
         if client:
             offset = clock.offsets_of(kind).get(client)
             if offset is None:
                 offset = clock.decide(kind, client, ts,
+                                      self._search_window(rec) if kind == _EVENT else None, at)
+            elif offset:  # rare: a client whose clock was found off
+                offset = clock.revise(kind, client, ts, offset,
                                       self._search_window(rec) if kind == _EVENT else None)
             if offset:
                 ts -= offset
@@ -157,7 +162,7 @@ class Engine:
         if ts > self.newest:
             self.newest = ts
         if sample:
-            clock.sample(ts)
+            clock.sample(ts, kind == _QUERY)
 
     def _search_window(self, rec: WireRecord) -> tuple[float, float] | None:
         """(time, end of attribution) of the search an event names, if it was seen."""
@@ -170,17 +175,17 @@ class Engine:
         return ts, ts + self.sessions.attribution_s
 
     def _end_warmup(self, judge: bool) -> None:
-        """The clock exists: judge the held records' clients (``judge``) and buffer them. They
-        arrived before there was a clock, so none of them is late or behind it; a client
-        ahead of the stream is judged as usual."""
+        """The clock exists: judge the held records' clients (``judge``), each against the
+        clock of the samples before it, and buffer them. None of them is late."""
         held, self.warmup = self.warmup or [], None
         clock = self.clock
-        watermark, clock.watermark, clock.backlog = clock.watermark, -inf, True
+        start = clock.start_of_stream()
+        watermark, clock.watermark = clock.watermark, -inf
         try:
-            for ts, kind, client, raw, rec in held:  # sampled as they arrived
-                self._admit(ts, kind, client if judge else None, raw, rec, sample=False)
+            for ts, kind, client, raw, rec, at in held:  # sampled as they arrived
+                self._admit(ts, kind, client if judge else None, raw, rec, False, at or start)
         finally:
-            clock.watermark, clock.backlog = watermark, False
+            clock.watermark = watermark
 
     # -- time ------------------------------------------------------------------------------
     def advance(self, now: float) -> None:
@@ -256,6 +261,11 @@ class Engine:
                         del pending[key]
                     outcome = on_query(rec, ts)
                 else:
+                    search = pending.get(key)
+                    if search is not None and ts < search:  # it arrived before its search
+                        self.stats.retimed[acc.BEFORE_SEARCH] += 1
+                        heappush(heap, (search, kind, key, raw, next(self.arrival), rec))
+                        continue
                     outcome = on_event(rec, ts)
                     if outcome == acc.ORPHAN:
                         self._dead_letter(raw, ORPHAN, f"no tracked search {key!r}")

@@ -205,8 +205,9 @@ class Sessionizer:
         attrs = rec.event_attributes
         obj = attrs.object if attrs is not None else None
         rank = self._rank(attrs)
+        # A redelivery repeats the stamp as sent; a corrected time may be shared by two clicks.
         fingerprint = (action, rec.session_id, obj.object_id if obj is not None else None,
-                       rank, ts)
+                       rank, rec.timestamp)
         seen = search.seen
         if seen is None:
             search.seen = {fingerprint}

@@ -2,60 +2,80 @@
 
 Device clocks are off by minutes to days as a matter of course, so neither the newest timestamp
 nor the wall clock can say what time it is in the stream (a replay of last year's log is as valid
-as live traffic). Two rules keep a minority of wrong clocks from hurting anyone else:
+as live traffic). Two rules keep a minority of wrong clocks from hurting anyone else.
 
-* **The stream clock** ``now`` is the 90th percentile of the last ``WINDOW`` sampled times of
-  records that stand as stamped (a corrected record says nothing of the stream's time), and
-  never goes back. A record is sampled when its time in milliseconds
-  is a multiple of 4: by content, not by position, so a partition replayed from a checkpoint
-  rebuilds the same window, whatever its batches. Records making up less than 10 % of that window —
-  a few poison records, 5 % of clients with any offset — can neither advance it nor stall it,
-  so they make no other client's record late. The watermark is ``now − lateness``. The
-  stream's **front** (the newest time of the window and of the last ``RECENT`` records) is
-  where a record arriving now belongs; it only judges new clients, so an outlier there loosens
-  those judgments for as long as it stays in the window and harms no one.
-* **Client offsets.** At the first record of each (client, kind) — queries are stamped by the
-  search server, events by the device, so the two are judged apart — an offset is decided and
-  then applied to every later record of that client and kind, which keeps the client's own
-  windows (reformulation, abandonment, attribution) exact:
+**The stream clock** ``now`` is the 90th percentile of the last ``WINDOW`` sampled times of
+records that stand as stamped (a corrected record says nothing of the stream's time), and never
+goes back. A record is sampled when its time in milliseconds is a multiple of 4 — by content, not
+by position, so a partition replayed from a checkpoint rebuilds the same window whatever its
+batches. Records making up less than 10 % of the window (poison records, 5 % of clients with any
+offset) can neither advance nor stall it, so they make no other client's record late. The
+watermark is ``now − lateness``. Where a record arriving now belongs is read from the last
+``RECENT`` queries (stamped by search servers, not devices): their median (robust) is the
+**front**, what a record is moved to; their maximum is the **edge**, what a record may reach
+before it is called ahead (a sparse stream is not judged ahead of itself; an outlier there only
+spares a few records a correction).
 
-  - an event naming a search already seen keeps its client's query offset (the same clock)
-    when that puts it inside the search's attribution window and no more than ``tolerance``
-    ahead of both the stream clock and the search; otherwise (stamped before its search, or
-    ahead of the stream) it is moved to where the stream clock says it arrived, but never
-    before its search nor past its attribution window;
-  - any other record: more than ``tolerance`` behind the clock, or more than ``max_ahead``
-    ahead of the front, has its distance from the front as offset (it is moved to the time it
-    arrived); any other, 0. Moving a whole client costs its own counts nothing: its windows
-    are measured between its own records.
+**Client offsets.** At the first record of each (client, kind) — queries are stamped by the search
+server, events by the device, so the two are judged apart — an offset is decided, then applied to
+every later record of that client and kind:
 
-  A client within those bounds is left alone: it is applied in event-time order like any other.
+- a record that fits with the client's other clock takes its offset (one device, one clock);
+- an event naming a search already seen keeps its query clock when that puts it inside the
+  search's attribution window and no further ahead of the edge than the client's queries run
+  (its *lead*); otherwise — stamped before its search, or ahead — it is moved to the front, but
+  never before its search nor past its attribution window;
+- any other record more than ``tolerance`` behind the clock, or more than ``max_ahead`` ahead of
+  the edge, is moved to the front; any other keeps its time (offset 0).
 
-Offsets are kept for clients seen within the last two ``generation`` spans of stream time.
-Until the window is full there is no clock to judge against: the engine holds those records
-(about 4 × ``WINDOW``) and judges them together once the clock exists; none of them is late.
+Moving a whole client costs its own counts nothing: its windows are measured between its own
+records. A later record that its client's non-zero offset does not explain while its stamp does
+reverts the client to 0 (the offset came from a poison first record). Offsets are kept for
+clients seen within the last two ``generation`` spans of stream time.
+
+Until the window is full there is no clock: the engine holds those records (about 4 × ``WINDOW``)
+and judges them once it exists, each against the median of the samples before it
+(``at_arrival``) or, for the very first ones, against the fences of the whole window
+(``start_of_stream``); none of them is late.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import deque
+from collections.abc import Iterable
 from math import inf
+from typing import NamedTuple
 
 from collector.accounting import PipelineStats
 
 WINDOW = 256  # sampled record times the clock is the 90th percentile of
-RECENT = 16  # the last records, sampled or not, that the front also covers
+RECENT = 16  # the last queries (sampled or not) the front and the edge are read from
+PROVISIONAL = 64  # samples a record held in the warm-up is judged against
 _SAMPLE_MASK = 3  # sampled: time in ms ≡ 0 (mod 4)
+_LEAD = 2  # the slot of client leads in the offset tables
 # Why a client's offset is not 0 (label values of searchpulse_clock_corrected_clients_total).
 BEHIND = "behind_stream"
 AHEAD = "ahead_of_stream"
 EVENT_VS_SEARCH = "event_vs_search"
+REVISED = "revised_to_zero"  # an offset its client's next record contradicted (a poison first)
+
+
+class Reference(NamedTuple):
+    """What a record is judged against: the clock, where it is moved to, how far it may go."""
+
+    now: float
+    front: float
+    edge: float
+
+
+NO_CLOCK = Reference(-inf, -inf, -inf)
 
 
 class StreamClock:
     __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark",
-                 "backlog", "_recent", "_window", "_ordered", "_offsets", "_older", "_generation_end", "stats")
+                 "_recent", "_window", "_ordered", "_offsets", "_older", "_generation_end",
+                 "stats")
 
     def __init__(self, lateness: float, tolerance: float, max_ahead: float,
                  generation: float, stats: PipelineStats) -> None:
@@ -66,25 +86,25 @@ class StreamClock:
         self.now = -inf
         self.watermark = -inf
         self._recent: deque[float] = deque(maxlen=RECENT)
-        self.backlog = False  # judging records that arrived before the clock existed
         self._window: deque[float] = deque()
         self._ordered: list[float] = []
-        self._offsets: tuple[dict[str, float], ...] = ({}, {})  # per kind: query, event
-        self._older: tuple[dict[str, float], ...] = ({}, {})
+        # Per kind (query, event) each client's offset; [_LEAD]: how far ahead of the stream a
+        # client's query clock runs while within max_ahead (its events may run as far).
+        self._offsets: tuple[dict[str, float], ...] = ({}, {}, {})
+        self._older: tuple[dict[str, float], ...] = ({}, {}, {})
         self._generation_end = -inf
         self.stats = stats  # clock_clients (offsets ≠ 0 by reason), clock_offsets (histogram)
 
+    # -- the clock -------------------------------------------------------------------------
     @property
     def ready(self) -> bool:
         return len(self._window) >= WINDOW
 
-    def offsets_of(self, kind: int) -> dict[str, float]:
-        """The current generation's offsets of one kind: the engine's per-record lookup."""
-        return self._offsets[kind]
-
-    def sample(self, ts: float) -> None:
-        """Add one record time to the window if it is sampled; move the clock (never back)."""
-        self._recent.append(ts)
+    def sample(self, ts: float, query: bool) -> None:
+        """Note one record time (a query's, stamped by a server, among the recent ones); add
+        it to the window if sampled; move the clock forward."""
+        if query:
+            self._recent.append(ts)
         if int(ts * 1000.0) & _SAMPLE_MASK:
             return
         ordered = self._ordered
@@ -110,51 +130,105 @@ class StreamClock:
             return True
         return False
 
-    def decide(self, kind: int, client: str, ts: float,
-               search: tuple[float, float] | None = None) -> float:
-        """The offset of ``client``'s clock for records of ``kind``, decided at its first one
-        (``search``: the (time, attribution end) of the search an event names, if seen)."""
-        offset = self._older[kind].pop(client, None)
-        if offset is None:
-            if search is None:
-                offset, reason = self._judge(ts)
-            else:
-                offset, reason = self._judge_event(ts, search, self.offset(0, client))
-            self.stats.clock_offsets.observe(abs(offset))
-            if reason:
-                self.stats.clock_clients[reason] += 1
-        self._offsets[kind][client] = offset
-        return offset
+    def reference(self) -> Reference:
+        return self._reference(self.now)
 
-    @property
-    def front(self) -> float:
-        """Where a record arriving now belongs (only new clients are judged against it)."""
-        newest = self._ordered[-1] if self._ordered else -inf
-        return max(newest, max(self._recent, default=-inf))
+    def _reference(self, now: float) -> Reference:
+        recent = sorted(self._recent)
+        if not recent:
+            return Reference(now, now, now)
+        return Reference(now, max(now, recent[len(recent) // 2]), max(now, recent[-1]))
+
+    def at_arrival(self) -> Reference | None:
+        """For a record held in the warm-up: the median of the last (at most ``PROVISIONAL``)
+        samples; None before ``PROVISIONAL // 4`` samples, when one client's burst could still
+        be their majority."""
+        window = self._window
+        if len(window) < PROVISIONAL // 4:
+            return None
+        return self._reference(_median(window[i] for i in range(
+            max(0, len(window) - PROVISIONAL), len(window))))
+
+    def start_of_stream(self) -> Reference:
+        """For the first held records, before ``at_arrival`` had enough samples: Tukey's
+        fences of the whole window (quartiles ± 1.5 × their distance, robust to a quarter of
+        outliers, wide in a sparse stream), moving a record to the first quartile."""
+        ordered = self._ordered
+        if not ordered:
+            return NO_CLOCK
+        last = len(ordered) - 1
+        low, high = ordered[last // 4], ordered[last * 3 // 4]
+        spread = 1.5 * (high - low)
+        return Reference(low - spread + self.tolerance, low, high + spread - self.max_ahead)
+
+    # -- client offsets --------------------------------------------------------------------
+    def offsets_of(self, kind: int) -> dict[str, float]:
+        """The current generation's offsets of one kind: the engine's per-record lookup."""
+        return self._offsets[kind]
 
     def offset(self, kind: int, client: str) -> float:
         """The offset already decided for ``client`` and ``kind``, else 0."""
         found = self._offsets[kind].get(client)
         return found if found is not None else self._older[kind].get(client, 0.0)
 
-    def _judge_event(self, ts: float, search: tuple[float, float],
-                     query_offset: float) -> tuple[float, str]:
-        start, end = search
-        front = self.front
-        same_clock = ts - query_offset
-        if start <= same_clock <= end and same_clock <= max(front, start) + self.tolerance:
-            return query_offset, EVENT_VS_SEARCH if query_offset else ""
-        return ts - min(max(front, start), end), EVENT_VS_SEARCH
+    def decide(self, kind: int, client: str, ts: float,
+               search: tuple[float, float] | None = None, at: Reference | None = None) -> float:
+        """The offset of ``client``'s clock for records of ``kind``, decided at its first one
+        (``search``: the (time, attribution end) of the search an event names, if seen; ``at``:
+        what to judge against, by default the stream now)."""
+        offset = self._older[kind].pop(client, None)
+        if offset is None:
+            offset, reason = self._judge(kind, client, ts, search, at or self.reference())
+            if kind and search is None and not reason:
+                return offset  # an event ahead of its search: judged again at the next one
+            self.stats.clock_offsets.observe(abs(offset))
+            if reason:
+                self.stats.clock_clients[reason] += 1
+        self._offsets[kind][client] = offset
+        return offset
 
-    def _judge(self, ts: float) -> tuple[float, str]:
-        if self.now == -inf:  # no clock yet (a stream shorter than the warm-up): nothing to judge
+    def revise(self, kind: int, client: str, ts: float, offset: float,
+               search: tuple[float, float] | None) -> float:
+        """A non-zero offset that does not explain this record while its stamp does came from
+        a poison first record: the client's clock is right after all."""
+        ref = self.reference()
+        if self._fits(ts - offset, search, ref, client) or not self._fits(ts, search, ref,
+                                                                           client):
+            return offset
+        self._offsets[kind][client] = 0.0
+        self.stats.clock_clients[REVISED] += 1
+        return 0.0
+
+    def _judge(self, kind: int, client: str, ts: float, search: tuple[float, float] | None,
+               ref: Reference) -> tuple[float, str]:
+        if ref.now == -inf:  # no clock at all: nothing to judge against
             return 0.0, ""
-        front = self.front
-        if ts < self.now - self.tolerance and not self.backlog:
-            return ts - front, BEHIND
-        if ts > front + self.max_ahead:
-            return ts - front, AHEAD
+        other = self._offsets[1 - kind].get(client)
+        if other is not None and self._fits(ts - other, search, ref, client):
+            return other, ""
+        if search is not None:
+            query_offset = self.offset(0, client)
+            if self._fits(ts - query_offset, search, ref, client):
+                return query_offset, EVENT_VS_SEARCH if query_offset else ""
+            start, end = search
+            return ts - min(max(ref.front, start), end), EVENT_VS_SEARCH
+        if ts < ref.now - self.tolerance:
+            return ts - ref.front, BEHIND
+        if ts > ref.edge + self.max_ahead:
+            return ts - ref.front, AHEAD
+        if not kind and ts > ref.edge + self.tolerance:
+            self._offsets[_LEAD][client] = ts - ref.edge
         return 0.0, ""
+
+    def _fits(self, ts: float, search: tuple[float, float] | None, ref: Reference,
+              client: str) -> bool:
+        """An event inside its search's window and no further ahead than its client's queries
+        run; any other record between the clock and ``max_ahead`` past the edge."""
+        if search is not None:
+            lead = self._offsets[_LEAD].get(client, 0.0)
+            return (search[0] <= ts <= search[1]
+                    and ts <= max(ref.edge + lead, search[0]) + self.tolerance)
+        return ref.now - self.tolerance <= ts <= ref.edge + self.max_ahead
 
     def _rotate(self) -> None:
         """Forget the offsets of clients not seen for two generations (bounded memory). The
@@ -164,3 +238,8 @@ class StreamClock:
             older.update(current)
             current.clear()
         self._generation_end = self.now + self.generation
+
+
+def _median(values: Iterable[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else -inf
