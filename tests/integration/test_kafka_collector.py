@@ -190,7 +190,11 @@ def assert_monotonic(history: list[dict]) -> None:
 def test_collect_equals_ground_truth_and_dead_letters_malformed_records(kafka, tmp_path):
     junk = [b"{not json", b'["array"]', b'{"user_query": "no id", "timestamp": 1767600000000}',
             b"\xff\xfe binary"] * 250  # 1,000 malformed records …
-    junk[-1] = b'{"user_query": "' + b"x" * 70_000 + b'"}'  # … one of them oversized
+    junk[-1] = b'{"user_query": "' + b"x" * 70_000 + b'"}'  # … one of them oversized …
+    junk += [b'{"user_query": "x", "query_id": "q", "timestamp": 1, "a": '  # … and poison
+             + b"[" * 1000 + b"]" * 1000 + b"}",
+             b'{"user_query": "x", "query_id": "q", "timestamp": "\xc2\xb2"}',
+             b'{"user_query": "x", "query_id": "q", "timestamp": "' + b"9" * 5000 + b'"}']
     run = Run(kafka[0], tmp_path, sessions=1500, invalid=junk)
     collector, url = run.collector("a", "--set", "kafka.max_record_bytes=65536")
     collector.start()
@@ -201,16 +205,43 @@ def test_collect_equals_ground_truth_and_dead_letters_malformed_records(kafka, t
         collector.stop()
     invalid = {s.labels["reason"]: s.value for f in text_string_to_metric_families(text)
                for s in f.samples if s.name == "searchpulse_invalid_records_total"}
-    assert invalid == {"malformed_json": 499, "not_an_object": 250, "missing_query_id": 250,
-                       "oversized": 1}
+    assert invalid == {"malformed_json": 500, "not_an_object": 250, "missing_query_id": 250,
+                       "oversized": 1, "invalid_timestamp": 2}
     consumer = KafkaConsumer(f"dlq-{run.topic}", bootstrap_servers=run.bootstrap,
                              auto_offset_reset="earliest", consumer_timeout_ms=5000)
     letters = [m for m in consumer if dict(m.headers)["searchpulse.reason"] != b"orphan"]
     consumer.close()
-    assert len(letters) == 1000
+    assert len(letters) == len(junk)
     assert sorted(m.value for m in letters) == sorted(junk)
     assert {dict(m.headers)["searchpulse.reason"] for m in letters} == {
-        b"malformed_json", b"not_an_object", b"missing_query_id", b"oversized"}
+        b"malformed_json", b"not_an_object", b"missing_query_id", b"oversized",
+        b"invalid_timestamp"}
+
+
+def test_two_groups_from_one_host_each_count_exactly_once(kafka, tmp_path):
+    """Same instance id (the host name), same checkpoint topic, two consumer groups: neither
+    restores the other's counters nor starts from its offsets."""
+    run = Run(kafka[0], tmp_path, sessions=3000, seed=15)
+    expected = truth_counts(run.truth)
+    first, first_url = run.collector("host")
+    first.start()
+    try:
+        wait_for_truth(first_url, expected)
+    finally:
+        first.stop()  # its checkpoint stays on the shared topic
+    second, second_url = run.collector("host", "--group-id", f"other-{run.group}")
+    second.start()
+    try:
+        wait_for_truth(second_url, expected)
+        time.sleep(3)  # several checkpoints later: still once
+        assert counts_from_text(scrape(second_url)) == expected
+    finally:
+        second.stop()
+    first.start()  # the first group restores its own counters, and only those
+    try:
+        wait_for_truth(first_url, expected)
+    finally:
+        first.stop()
 
 
 def test_sigkill_three_times_neither_loses_nor_double_counts(kafka, tmp_path):
