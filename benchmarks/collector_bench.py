@@ -1,11 +1,15 @@
 """Collector engine benchmark: one command, baseline in the same run, medians.
 
     python -m benchmarks.collector_bench [--records 1000000] [--rounds 5] [--json FILE]
+                                         [--against DIR]
 
 Measures, on a simulated log of ~1M records (typical UBI sizes, cached in .cache/):
   1. `replay` throughput: the real replay path (file read → engine → close), median of rounds;
-  2. the naive baseline (benchmarks/naive_collector.py) on the same records, rounds interleaved
-     with (1) so machine noise hits both alike; the ratio is reported per round and as median;
+  2. the naive baseline (benchmarks/naive_collector.py) and a bare stdlib `json.loads` loop on
+     the same records, rounds interleaved with (1) so machine noise hits all alike; ratios are
+     reported per round and as medians; with ``--against DIR`` (another checkout, e.g. the
+     previous commit in a `git worktree`) its replay runs in the same rounds too, and both
+     replays run in fresh interpreters;
   3. bytes per open session with 1M open sessions (tracemalloc: exact Python allocations);
   4. /metrics scrape time (generate_latest), median of 20, at the simulated cardinality and
      at the default label caps (20 applications × 20 variants × 4 strata).
@@ -16,8 +20,11 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 import tracemalloc
 import uuid
@@ -50,6 +57,29 @@ def time_replay(path: Path) -> float:
     return time.perf_counter() - started
 
 
+_REPLAY_IN = ("import sys, time\nfrom collector.config import load_config\n"
+              "from collector.replay import replay\nstarted = time.perf_counter()\n"
+              "replay([sys.argv[1]], load_config(environ={}))\n"
+              "print(time.perf_counter() - started)")
+
+
+def time_replay_in(tree: Path, path: Path) -> float:
+    """The replay of the checkout at ``tree``, in a fresh interpreter (same Python, same
+    installed dependencies)."""
+    done = subprocess.run([sys.executable, "-c", _REPLAY_IN, str(path.resolve())], cwd=tree,
+                          env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True,
+                          text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def time_json(lines: list[bytes]) -> float:
+    loads = json.loads
+    started = time.perf_counter()
+    for raw in lines:
+        loads(raw)
+    return time.perf_counter() - started
+
+
 def time_naive(lines: list[bytes]) -> float:
     collector = NaiveCollector()
     started = time.perf_counter()
@@ -76,7 +106,7 @@ def bytes_per_open_session(sessions: int) -> float:
             }).encode()
 
     engine.process_all(records())
-    engine.advance(engine.newest + engine.lateness + 1)  # apply all; nothing is evicted yet
+    engine.advance((base + sessions // 2) / 1000 + engine.lateness + 1)  # apply all, evict none
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
@@ -114,17 +144,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--open-sessions", type=int, default=1_000_000)
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another checkout whose replay runs in the same rounds")
     args = parser.parse_args()
 
     path = simulated_log(args.records)
     lines = path.read_bytes().splitlines(keepends=True)
     count = len(lines)
-    ours, naive = [], []
+    here = Path(__file__).resolve().parents[1]
+    ours, naive, bare, theirs = [], [], [], []
     for n in range(args.rounds):
-        ours.append(count / time_replay(path))
+        ours.append(count / (time_replay_in(here, path) if args.against else time_replay(path)))
         naive.append(count / time_naive(lines))
-        print(f"round {n + 1}: replay {ours[-1]:,.0f} rec/s, naive {naive[-1]:,.0f} rec/s, "
-              f"ratio {ours[-1] / naive[-1]:.2f}x", flush=True)
+        bare.append(count / time_json(lines))
+        line = (f"round {n + 1}: replay {ours[-1]:,.0f} rec/s, naive {naive[-1]:,.0f}, "
+                f"bare json {bare[-1]:,.0f}: {ours[-1] / bare[-1]:.2f}x bare json")
+        if args.against:
+            theirs.append(count / time_replay_in(args.against, path))
+            line += f"; {args.against.name} {theirs[-1]:,.0f}: {theirs[-1] / bare[-1]:.2f}x"
+        print(line, flush=True)
     del lines
 
     engine = Engine(load_config(environ={}))
@@ -139,8 +177,15 @@ def main() -> None:
         "naive_records_per_s_median": round(statistics.median(naive)),
         "ratio_median": round(statistics.median(
             o / n for o, n in zip(ours, naive, strict=True)), 2),
+        "bare_json_records_per_s_median": round(statistics.median(bare)),
+        "ratio_to_bare_json_median": round(statistics.median(
+            o / b for o, b in zip(ours, bare, strict=True)), 2),
         "replay_rounds": [round(x) for x in ours],
         "naive_rounds": [round(x) for x in naive],
+        "bare_json_rounds": [round(x) for x in bare],
+        **({"against": str(args.against), "against_rounds": [round(x) for x in theirs],
+            "against_ratio_to_bare_json_median": round(statistics.median(
+                t / b for t, b in zip(theirs, bare, strict=True)), 2)} if args.against else {}),
         "scrape_ms_simulated": round(scrape_ms(engine), 2),
         "series_simulated": len(engine.table.series),
         "scrape_ms_at_caps": round(scrape_ms(engine_at_caps()), 2),

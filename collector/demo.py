@@ -69,7 +69,7 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
              host: str, port: int, out: TextIO = sys.stderr) -> Engine:
     writer = StoreWriter.from_config(config)
     engine = Engine(config, query_stats=writer.new_stats() if writer is not None else None)
-    stats = [engine.sessions.query_stats]
+    stats = [engine.query_stats]
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     registry.register(SearchpulseCollector(engine.view))

@@ -30,7 +30,7 @@ from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
-from collector.stream_clock import Reference, StreamClock
+from collector.stream_clock import SAMPLE_MASK, Reference, StreamClock
 from collector.view import View
 from collector.zero_result_queries import TopZeroResultQueries
 
@@ -74,8 +74,7 @@ class Engine:
         self.heap: list[tuple[float, int, str, bytes, int, WireRecord]] = []
         self.arrival = count()  # last tie-break: identical records keep arrival order
         self.pending: dict[str, float] = {}  # query_id → time, of queries still in the heap
-        self.warmup: list[tuple[float, int, str | None, bytes, WireRecord,
-                                Reference | None]] | None = []
+        self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None]] | None = []
         self.newest = -inf  # newest (corrected) time ever buffered
         self.closed = False
 
@@ -90,6 +89,10 @@ class Engine:
         records = stats.records
         actions = ACTIONS
         admit = self._admit
+        clock = self.clock
+        heap, arrival, pending = self.heap, self.arrival, self.pending
+        note_query, sample = clock.note_query, clock.sample
+        skewed = clock.skewed
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
             try:
@@ -117,52 +120,59 @@ class Engine:
                 self._unexpected(kind, raw, error)
                 continue
             client = rec.client_id or rec.session_id
-            warmup = self.warmup
-            if warmup is not None:
-                warmup.append((ts, kind, client, raw, rec, self.clock.at_arrival()))
-                self.clock.sample(ts, kind == _QUERY)
-                if self.clock.ready:
+            if clock.low <= ts <= clock.high and client not in skewed:  # taken as it is
+                # The hot path of _buffer, inline: the heap, the stream clock's notes.
+                if kind == _QUERY:
+                    pending.setdefault(rec.query_id, ts)
+                    note_query(ts)
+                heappush(heap, (ts, kind, rec.query_id, raw, next(arrival), rec))
+                if ts > self.newest:
+                    self.newest = ts
+                if not int(ts * 1000.0) & SAMPLE_MASK:
+                    sample(ts)
+            elif self.warmup is not None:
+                self.warmup.append((ts, kind, raw, rec, clock.at_arrival()))
+                clock.note(ts, kind == _QUERY)
+                if clock.ready:
                     self._end_warmup(judge=True)
-                continue
-            admit(ts, kind, client, raw, rec)
+            else:
+                admit(ts, kind, raw, rec)
             if not n & _RELEASE_EVERY:
                 self._release()
         self._release()
 
-    def _admit(self, ts: float, kind: int, client: str | None, raw: bytes, rec: WireRecord,
-               sample: bool = True, at: Reference | None = None) -> None:
+    def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord, sample: bool = True,
+               at: Reference | None = None, judge: bool = True) -> None:
         """Correct one decoded record's time by its client's clock offset and buffer it. Only
         records whose time stands as stamped feed the stream clock (``sample``); ``at``: the
         clock a record held in the warm-up is judged against."""
         clock = self.clock
+        client = (rec.client_id or rec.session_id) if judge else None
         if client:
-            offset = clock.offsets_of(kind).get(client)
+            search = self._search_window(rec) if kind == _EVENT else None
+            offset = clock.offset(kind, client)
             if offset is None:
-                offset = clock.decide(kind, client, ts,
-                                      self._search_window(rec) if kind == _EVENT else None, at)
-            elif offset:  # rare: a client whose clock was found off
-                offset = clock.revise(kind, client, ts, offset,
-                                      self._search_window(rec) if kind == _EVENT else None)
+                offset = clock.decide(kind, client, ts, search, at)
+            elif offset:
+                offset = clock.revise(kind, client, ts, offset, search)
             if offset:
                 ts -= offset
                 self.stats.retimed[acc.CLIENT_OFFSET] += 1
                 sample = False
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
-            return
+        else:
+            self._buffer(ts, kind, rec, raw, sample)
+
+    def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes, sample: bool) -> None:
+        """Into the event-time heap; an event is never before a search still buffered."""
         if kind == _QUERY:
             self.pending.setdefault(rec.query_id, ts)  # a redelivered copy is not its time
-        else:
-            search = self.pending.get(rec.query_id)
-            if search is not None and ts < search:  # its device clock says before its search
-                ts = search
-                self.stats.retimed[acc.BEFORE_SEARCH] += 1
-                sample = False
         heappush(self.heap, (ts, kind, rec.query_id, raw, next(self.arrival), rec))
         if ts > self.newest:
             self.newest = ts
         if sample:
-            clock.sample(ts, kind == _QUERY)
+            self.clock.note(ts, kind == _QUERY)
 
     def _search_window(self, rec: WireRecord) -> tuple[float, float] | None:
         """(time, end of attribution) of the search an event names, if it was seen."""
@@ -182,8 +192,8 @@ class Engine:
         start = clock.start_of_stream()
         watermark, clock.watermark = clock.watermark, -inf
         try:
-            for ts, kind, client, raw, rec, at in held:  # sampled as they arrived
-                self._admit(ts, kind, client if judge else None, raw, rec, False, at or start)
+            for ts, kind, raw, rec, at in held:  # sampled as they arrived
+                self._admit(ts, kind, raw, rec, False, at or start, judge)
         finally:
             clock.watermark = watermark
 
@@ -199,6 +209,11 @@ class Engine:
         """End of input: apply every buffered record and decide every pending outcome."""
         self.advance(inf)
         self.closed = True
+
+    @property
+    def query_stats(self) -> QueryStats | None:
+        """The per-query aggregates this engine feeds (with a store), else None."""
+        return self.sessions.query_stats
 
     @property
     def lateness(self) -> float:
@@ -257,17 +272,16 @@ class Engine:
                 sessions.expire_before(ts)
             try:
                 if kind == _QUERY:
-                    if pending.get(key) == ts:
-                        del pending[key]
+                    pending.pop(key, None)
                     outcome = on_query(rec, ts)
                 else:
-                    search = pending.get(key)
-                    if search is not None and ts < search:  # it arrived before its search
-                        self.stats.retimed[acc.BEFORE_SEARCH] += 1
-                        heappush(heap, (search, kind, key, raw, next(self.arrival), rec))
-                        continue
                     outcome = on_event(rec, ts)
                     if outcome == acc.ORPHAN:
+                        search = pending.get(key)
+                        if search is not None:  # stamped before its search, still buffered
+                            self.stats.retimed[acc.BEFORE_SEARCH] += 1
+                            heappush(heap, (search, kind, key, raw, next(self.arrival), rec))
+                            continue
                         self._dead_letter(raw, ORPHAN, f"no tracked search {key!r}")
             except Exception as error:  # one record's failure is that record's
                 self._unexpected(kind, raw, error)
@@ -299,6 +313,12 @@ class Engine:
             stats.data_quality[acc.LATE_NOT_APPLIED] += 1
             self._dead_letter(raw, LATE,
                               f"{self.clock.watermark - ts:.3f}s behind the watermark")
+
+    def reject(self, raw: bytes, reason: str, detail: str) -> None:
+        """A record its source refused before decoding (e.g. oversized): counted and kept."""
+        self.stats.records[acc.UNKNOWN][acc.INVALID] += 1
+        self.stats.invalid[reason] += 1
+        self._dead_letter(raw, reason, detail)
 
     def _unexpected(self, kind: int, raw: bytes, error: Exception) -> None:
         """A record that broke the code, not a rule: counted, kept, and the stream goes on."""

