@@ -101,6 +101,8 @@ def decode(raw: bytes) -> WireRecord:
         return _decode_leniently(raw, exc)
     except msgspec.DecodeError as exc:
         raise Rejected(MALFORMED_JSON, str(exc)) from None
+    except RecursionError:  # nesting deeper than this thread's stack allows
+        raise Rejected(MALFORMED_JSON, "nested too deeply") from None
 
 
 def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireRecord:

@@ -152,3 +152,19 @@ def test_replay_cli_survives_poison_and_names_a_truncated_file(ubi, tmp_path):
     assert summary["clicked_searches"] == 2  # both good files counted in full
     assert summary["searches"] > 2  # and what the truncated one held before its cut
     assert summary["input_error"].startswith(f"input {truncated}")
+
+
+def test_deep_nesting_on_a_small_thread_stack_is_rejected_not_raised():
+    """The Kafka consumer runs the engine on its own thread, whose stack is smaller: there the
+    typed decode itself runs out of stack (found against the real broker)."""
+    import threading
+
+    found: list = []
+    previous = threading.stack_size(256 * 1024)
+    try:
+        thread = threading.Thread(target=lambda: found.append(run([HOSTILE["deep nesting"]])))
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(previous)
+    assert found[0].dead_letters.reasons == ["malformed_json"]
