@@ -266,9 +266,11 @@ class StreamClock:
             start, end = search
             if not start <= ts <= end:
                 return False
+            # No query newer than its search yet, or the stream gone quiet (its clock far
+            # behind its newest query): a late click cannot be told from a fast device clock.
             edge = ref.edge + self._offsets[_LEAD].get(client, 0.0)
-            # No query newer than its search yet (a sparse stream): the stream cannot tell.
-            return start >= edge or ts <= max(edge, start) + 2 * self.tolerance
+            return (start >= edge or ts <= max(edge, start) + 2 * self.tolerance
+                    or ref.now < edge - self.lateness)
         return ref.now - self.tolerance <= ts <= ref.edge + self.max_ahead
 
     def _rotate(self) -> None:

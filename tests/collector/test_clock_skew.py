@@ -74,7 +74,8 @@ def rounded(summary: dict) -> dict:
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in summary.items()}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          derandomize=True)  # CI runs the same 30 examples; widen max_examples to explore
 @given(share=st.floats(0.002, 0.05), seed=st.integers(0, 10**6),
        bound=st.sampled_from([20.0, 600.0, 1200.0, DAY]), events_only=st.booleans())
 def test_skewed_minority_changes_no_one_else_and_loses_nothing(share, seed, bound, events_only):
