@@ -139,12 +139,12 @@ REPLAY = ("import sys; from collector.config import load_config; "
           "replay([sys.argv[1]], load_config(environ={}), store=sys.argv[2] or None)")
 
 
-KEEP_ONLY = ("import sys; from collector.config import load_config; "
-             "from collector.engine import Engine; from collector.query_stats import QueryStats; "
-             "from collector.sources.files import read_records; "
-             "e = Engine(load_config(environ={}), query_stats=QueryStats()); "
-             "e.process_all(read_records([sys.argv[1]])); e.close(); "
-             "e.sessions.query_stats.drain()")
+KEEP_ONLY = ("import sys\nfrom collector.config import load_config\n"
+             "from collector.engine import Engine\nfrom collector.query_stats import QueryStats\n"
+             "from collector.sources.files import read_batches\n"
+             "e = Engine(load_config(environ={}), query_stats=QueryStats())\n"
+             "for batch in read_batches([sys.argv[1]]):\n    e.process_all(batch)\n"
+             "e.close()\ne.sessions.query_stats.drain()")
 
 
 def flush_cost(rounds: int) -> dict:

@@ -9,7 +9,9 @@ bytes, a record never raises out of it: it is counted and dead-lettered with a r
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Iterable
+from datetime import datetime
 from heapq import heappop, heappush
 from itertools import count
 from math import inf
@@ -18,6 +20,8 @@ from collector import accounting as acc
 from collector.config import Config
 from collector.deadletter import DeadLetterSink, DiscardWithCount
 from collector.events import (
+    EARLIEST,
+    LATEST,
     MISSING_QUERY_ID,
     NOT_QUERY_OR_EVENT,
     Rejected,
@@ -30,7 +34,7 @@ from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
-from collector.stream_clock import SAMPLE_MASK, Reference, StreamClock
+from collector.stream_clock import SAMPLE_MASK, TICKS, Reference, StreamClock
 from collector.view import View
 from collector.zero_result_queries import TopZeroResultQueries
 
@@ -39,6 +43,8 @@ _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end o
 LATE = "late"
 ORPHAN = "orphan"
 _QUERY, _EVENT = acc.QUERY, acc.EVENT
+# A buffered record: sorted by time, then queries before events, then content, then arrival.
+Entry = tuple[float, int, str, bytes, int, WireRecord]
 
 
 class Engine:
@@ -71,9 +77,13 @@ class Engine:
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
                                  self.stats)
-        self.heap: list[tuple[float, int, str, bytes, int, WireRecord]] = []
+        # The event-time buffer: a calendar queue of 1 / TICKS s buckets (unsorted until
+        # released; the watermark moves in whole buckets), ``order`` a heap of their numbers.
+        # An append per record and one C sort per bucket instead of a heap push and pop.
+        self.buckets: dict[int, list[Entry]] = {}
+        self.order: list[int] = []
         self.arrival = count()  # last tie-break: identical records keep arrival order
-        self.pending: dict[str, float] = {}  # query_id → time, of queries still in the heap
+        self.pending: dict[str, float] = {}  # query_id → time, of queries still buffered
         self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None]] | None = []
         self.newest = -inf  # newest (corrected) time ever buffered
         self.closed = False
@@ -90,7 +100,7 @@ class Engine:
         actions = ACTIONS
         admit = self._admit
         clock = self.clock
-        heap, arrival, pending = self.heap, self.arrival, self.pending
+        buckets, order, arrival, pending = self.buckets, self.order, self.arrival, self.pending
         note_query, sample = clock.note_query, clock.sample
         skewed = clock.skewed
         for n, raw in enumerate(raws):
@@ -110,7 +120,13 @@ class Engine:
                         raise Rejected(MISSING_QUERY_ID, "a query record needs query_id")
                 else:
                     raise Rejected(NOT_QUERY_OR_EVENT, "neither action_name nor user_query")
-                ts = event_time(rec)
+                stamp = rec.timestamp  # event_time's common case, inline
+                if stamp.__class__ is datetime and stamp.tzinfo is not None:
+                    ts = stamp.timestamp()
+                    if not EARLIEST <= ts <= LATEST:
+                        ts = event_time(rec)  # raises its Rejected
+                else:
+                    ts = event_time(rec)
             except Rejected as rejected:
                 records[kind][acc.INVALID] += 1
                 stats.invalid[rejected.reason] += 1
@@ -121,11 +137,17 @@ class Engine:
                 continue
             client = rec.client_id or rec.session_id
             if clock.low <= ts <= clock.high and client not in skewed:  # taken as it is
-                # The hot path of _buffer, inline: the heap, the stream clock's notes.
+                # The hot path of _buffer, inline: the bucket, the stream clock's notes.
                 if kind == _QUERY:
                     pending.setdefault(rec.query_id, ts)
                     note_query(ts)
-                heappush(heap, (ts, kind, rec.query_id, raw, next(arrival), rec))
+                entry = (ts, kind, rec.query_id, raw, next(arrival), rec)
+                bucket = buckets.get(number := int(ts * TICKS))
+                if bucket is None:
+                    buckets[number] = [entry]
+                    heappush(order, number)
+                else:
+                    bucket.append(entry)
                 if ts > self.newest:
                     self.newest = ts
                 if not int(ts * 1000.0) & SAMPLE_MASK:
@@ -165,14 +187,22 @@ class Engine:
             self._buffer(ts, kind, rec, raw, sample)
 
     def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes, sample: bool) -> None:
-        """Into the event-time heap; an event is never before a search still buffered."""
+        """Into the event-time buffer; an event is never before a search still buffered."""
         if kind == _QUERY:
             self.pending.setdefault(rec.query_id, ts)  # a redelivered copy is not its time
-        heappush(self.heap, (ts, kind, rec.query_id, raw, next(self.arrival), rec))
+        self._push((ts, kind, rec.query_id, raw, next(self.arrival), rec))
         if ts > self.newest:
             self.newest = ts
         if sample:
             self.clock.note(ts, kind == _QUERY)
+
+    def _push(self, entry: Entry) -> None:
+        bucket = self.buckets.get(number := int(entry[0] * TICKS))
+        if bucket is None:
+            self.buckets[number] = [entry]
+            heappush(self.order, number)
+        else:
+            bucket.append(entry)
 
     def _search_window(self, rec: WireRecord) -> tuple[float, float] | None:
         """(time, end of attribution) of the search an event names, if it was seen."""
@@ -252,41 +282,51 @@ class Engine:
                 "open_sessions": len(sessions.sessions),
                 "pending_searches": sessions.pending,
                 "tracked_searches": len(sessions.searches),
-                "buffered_records": len(self.heap) + len(self.warmup or ()),
+                "buffered_records": sum(map(len, self.buckets.values()))
+                + len(self.warmup or ()),
             },
             top_queries=sessions.zero_result_queries.top(now),
         )
 
     # -- application -----------------------------------------------------------------------
     def _release(self) -> None:
-        """Apply, in order, every buffered record older than the watermark."""
-        heap = self.heap
-        watermark = self.clock.watermark
+        """Apply, in order, every buffered record older than the watermark: whole buckets
+        (the watermark is a bucket boundary), each sorted once."""
+        order, buckets = self.order, self.buckets
+        limit = self.clock.watermark * TICKS  # bucket n is complete when n < limit
         sessions = self.sessions
         pending = self.pending
         on_query, on_event = sessions.on_query, sessions.on_event
         records = self.stats.records
-        while heap and heap[0][0] < watermark:
-            ts, kind, key, raw, _, rec = heappop(heap)
-            if ts > sessions.next_deadline:
-                sessions.expire_before(ts)
-            try:
-                if kind == _QUERY:
-                    pending.pop(key, None)
-                    outcome = on_query(rec, ts)
-                else:
-                    outcome = on_event(rec, ts)
-                    if outcome == acc.ORPHAN:
-                        search = pending.get(key)
-                        if search is not None:  # stamped before its search, still buffered
-                            self.stats.retimed[acc.BEFORE_SEARCH] += 1
-                            heappush(heap, (search, kind, key, raw, next(self.arrival), rec))
-                            continue
-                        self._dead_letter(raw, ORPHAN, f"no tracked search {key!r}")
-            except Exception as error:  # one record's failure is that record's
-                self._unexpected(kind, raw, error)
-                continue
-            records[kind][outcome] += 1
+        while order and order[0] < limit:
+            number = heappop(order)
+            batch = buckets.pop(number)
+            batch.sort()
+            for ts, kind, key, raw, _, rec in batch:  # may grow behind the current entry
+                if ts > sessions.next_deadline:
+                    sessions.expire_before(ts)
+                try:
+                    if kind == _QUERY:
+                        pending.pop(key, None)
+                        outcome = on_query(rec, ts)
+                    else:
+                        outcome = on_event(rec, ts)
+                        if outcome == acc.ORPHAN:
+                            search = pending.get(key)
+                            if search is not None:  # stamped before its search, still buffered
+                                self.stats.retimed[acc.BEFORE_SEARCH] += 1
+                                entry = (search, kind, key, raw, next(self.arrival), rec)
+                                if int(search * TICKS) == number:
+                                    insort(batch, entry)  # after the current one: later
+                                else:
+                                    self._push(entry)
+                                continue
+                            self._dead_letter(raw, ORPHAN, f"no tracked search {key!r}")
+                except Exception as error:  # one record's failure is that record's
+                    self._unexpected(kind, raw, error)
+                    continue
+                records[kind][outcome] += 1
+        watermark = self.clock.watermark
         if watermark > sessions.next_deadline:
             sessions.expire_before(watermark)
 

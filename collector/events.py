@@ -26,8 +26,8 @@ INVALID_PAGE = "invalid_page"
 INVALID_TOTAL_HITS = "invalid_total_hits"
 OVERSIZED = "oversized"
 
-_EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
-_LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc).timestamp()  # a sanity bound, not a clock
+EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
+LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc).timestamp()  # a sanity bound, not a clock
 _MAX_EPOCH_DIGITS = 16  # epoch milliseconds as a string: more digits is not a time
 _BOM = b"\xef\xbb\xbf"
 # A latency outside [0, 1 h] (or NaN) is not a latency: the field is dropped, the search kept.
@@ -172,7 +172,7 @@ def event_time(record: WireRecord) -> float:
         seconds = value.timestamp()
     else:
         seconds = value / 1000.0
-    if not _EARLIEST <= seconds <= _LATEST:  # NaN fails too
+    if not EARLIEST <= seconds <= LATEST:  # NaN fails too
         raise Rejected(TIMESTAMP_OUT_OF_RANGE, f"{seconds:.3f} is outside [2000, 2200)")
     return seconds
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from itertools import islice
 
 from prometheus_client import CollectorRegistry, generate_latest
 from tqdm import tqdm
@@ -14,11 +13,10 @@ from collector.deadletter import DeadLetterFile
 from collector.engine import Engine
 from collector.metrics import SearchpulseCollector
 from collector.query_store import StoreError, redact
-from collector.sources.files import InputError, input_size, read_records
+from collector.sources.files import InputError, input_size, read_batches
 from collector.store_writer import StoreWriter
 from collector.summary import replay_summary
 
-_PROGRESS_EVERY = 1 << 14  # records between progress-bar updates
 _FLUSH_CHECK_EVERY = 1 << 16  # records between checks whether aggregates are due for a flush
 # A store remembers the inputs it holds the aggregates of as store_offsets rows of this group
 # (topic = the input's fingerprint), written in the same transaction as the rows.
@@ -38,16 +36,16 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     marks = _not_yet_applied(writer, paths) if writer is not None else None
     engine = Engine(config, dead_letters,
                     query_stats=writer.new_stats() if writer is not None else None)
-    records = read_records(paths)
+    batches = read_batches(paths)
     input_error = None
     try:
         try:
             if progress:
                 with tqdm(total=input_size(paths), unit="B", unit_scale=True,
                           desc="replay") as bar:
-                    _process(engine, _counting_bytes(records, bar), writer, marks)
+                    _process(engine, _counting_bytes(batches, bar), writer, marks)
             else:
-                _process(engine, records, writer, marks)
+                _process(engine, batches, writer, marks)
         except InputError as error:
             input_error = str(error)
         engine.close()
@@ -94,21 +92,19 @@ def _fingerprint(path: str) -> str:
     return "input:" + digest.hexdigest()
 
 
-def _process(engine: Engine, records: Iterator[bytes], writer: StoreWriter | None,
-             marks: dict | None) -> None:
-    """In chunks: between two, aggregates are flushed when due; the records of a chunk read
-    before an input error are applied before the error goes on."""
+def _process(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter | None,
+              marks: dict | None) -> None:
+    """Batch by batch; every ``_FLUSH_CHECK_EVERY`` records, aggregates are flushed when due.
+    The records read before an input error are applied before the error goes on."""
     stats = [engine.query_stats]
-    while True:
-        chunk: list[bytes] = []
-        try:
-            chunk.extend(islice(records, _FLUSH_CHECK_EVERY))
-        finally:
-            engine.process_all(chunk)
-            if writer is not None and writer.due(stats):
+    since_check = 0
+    for batch in batches:
+        engine.process_all(batch)
+        since_check += len(batch)
+        if writer is not None and since_check >= _FLUSH_CHECK_EVERY:
+            since_check = 0
+            if writer.due(stats):
                 writer.flush(stats, marks, REPLAY_GROUP)
-        if not chunk:
-            return
 
 
 def exposition(engine: Engine) -> bytes:
@@ -118,13 +114,7 @@ def exposition(engine: Engine) -> bytes:
     return generate_latest(registry)
 
 
-def _counting_bytes(records: Iterable[bytes], bar: tqdm) -> Iterator[bytes]:
-    size = count = 0
-    for raw in records:
-        size += len(raw)
-        count += 1
-        if count == _PROGRESS_EVERY:
-            bar.update(size)
-            size = count = 0
-        yield raw
-    bar.update(size)
+def _counting_bytes(batches: Iterable[list[bytes]], bar: tqdm) -> Iterator[list[bytes]]:
+    for batch in batches:
+        yield batch
+        bar.update(sum(map(len, batch)))

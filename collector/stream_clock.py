@@ -10,11 +10,12 @@ goes back. A record is sampled when its time in milliseconds is a multiple of 4 
 by position, so a partition replayed from a checkpoint rebuilds the same window whatever its
 batches. Records making up less than 10 % of the window (poison records, 5 % of clients with any
 offset) can neither advance nor stall it, so they make no other client's record late. The
-watermark is ``now − lateness``. Where a record arriving now belongs is read from the last
-``RECENT`` queries (stamped by search servers, not devices): their median (robust) is the
-**front**, what a record is moved to; the newest of the last one or two blocks of ``RECENT``
-queries is the **edge**, what a record may reach before it is called ahead (a sparse stream is
-not judged ahead of itself; an outlier there only spares a few records a correction).
+watermark is ``now − lateness`` rounded down to a ``1 / TICKS`` s step (the engine buffers
+records in buckets of that span and releases whole buckets). Where a record arriving now belongs
+is read from the last ``RECENT`` queries (stamped by search servers, not devices): their median
+(robust) is the **front**, what a record is moved to; the newest of the last one or two blocks of
+``RECENT`` queries is the **edge**, what a record may reach before it is called ahead (a sparse
+stream is not judged ahead of itself; an outlier there only spares a few records a correction).
 
 **Client offsets.** At the first record of each (client, kind) — queries are stamped by the search
 server, events by the device, so the two are judged apart — an offset is decided, then applied to
@@ -46,7 +47,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections import deque
 from collections.abc import Iterable
-from math import inf
+from math import floor, inf
 from typing import NamedTuple
 
 from collector.accounting import PipelineStats
@@ -54,6 +55,7 @@ from collector.accounting import PipelineStats
 WINDOW = 256  # sampled record times the clock is the 90th percentile of
 RECENT = 16  # the last queries (sampled or not) the front and the edge are read from
 PROVISIONAL = 64  # samples a record held in the warm-up is judged against
+TICKS = 4  # the watermark moves in steps of 1 / TICKS s: the engine's buffer buckets
 SAMPLE_MASK = 3  # sampled: time in ms ≡ 0 (mod 4)
 _READ_MASK = 63  # the clock is read at a sixteenth of the samples
 _LEAD = 2  # the slot of client leads in the offset tables
@@ -153,7 +155,8 @@ class StreamClock:
         if now <= self.now:
             return False
         self.now = now
-        self.watermark = now - self.lateness
+        watermark = now - self.lateness
+        self.watermark = floor(watermark * TICKS) / TICKS if watermark < inf else inf
         self.low = now - min(self.tolerance, self.lateness)
         self.high = max(now, self._edge) + self.tolerance
         if now > self._generation_end:
