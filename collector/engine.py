@@ -32,7 +32,7 @@ from collector.events import (
 from collector.pii import PiiScrubber
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
-from collector.sessions import ACTIONS, PageAlias, Sessionizer
+from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
 from collector.stream_clock import SAMPLE_MASK, TICKS, Reference, StreamClock
 from collector.view import View
@@ -83,7 +83,7 @@ class Engine:
         self.buckets: dict[int, list[Entry]] = {}
         self.order: list[int] = []
         self.arrival = count()  # last tie-break: identical records keep arrival order
-        self.pending: dict[str, float] = {}  # query_id → time, of queries still buffered
+        self.pending: dict[str, Entry] = {}  # query_id → its entry, of queries still buffered
         self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None]] | None = []
         self.newest = -inf  # newest (corrected) time ever buffered
         self.closed = False
@@ -103,13 +103,15 @@ class Engine:
         buckets, order, arrival, pending = self.buckets, self.order, self.arrival, self.pending
         note_query, sample = clock.note_query, clock.sample
         skewed = clock.skewed
+        expose = self._expose
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
             try:
                 rec = decode(raw)
                 if rec.action_name is not None:
                     kind = _EVENT
-                    if not rec.query_id or rec.action_name not in actions:
+                    action = actions.get(rec.action_name)
+                    if not rec.query_id or action is None:
                         stats.ignored[acc.NO_QUERY_ID if not rec.query_id
                                       else acc.UNUSED_ACTION] += 1
                         records[kind][acc.IGNORED] += 1
@@ -138,16 +140,17 @@ class Engine:
             client = rec.client_id or rec.session_id
             if clock.low <= ts <= clock.high and client not in skewed:  # taken as it is
                 # The hot path of _buffer, inline: the bucket, the stream clock's notes.
-                if kind == _QUERY:
-                    pending.setdefault(rec.query_id, ts)
-                    note_query(ts)
-                entry = (ts, kind, rec.query_id, raw, next(arrival), rec)
-                bucket = buckets.get(number := int(ts * TICKS))
-                if bucket is None:
-                    buckets[number] = [entry]
-                    heappush(order, number)
-                else:
-                    bucket.append(entry)
+                if kind == _QUERY or action != EXPOSURE or not expose(rec, ts):
+                    entry = (ts, kind, rec.query_id, raw, next(arrival), rec)
+                    if kind == _QUERY:
+                        pending.setdefault(rec.query_id, entry)
+                        note_query(ts)
+                    bucket = buckets.get(number := int(ts * TICKS))
+                    if bucket is None:
+                        buckets[number] = [entry]
+                        heappush(order, number)
+                    else:
+                        bucket.append(entry)
                 if ts > self.newest:
                     self.newest = ts
                 if not int(ts * 1000.0) & SAMPLE_MASK:
@@ -188,9 +191,10 @@ class Engine:
 
     def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes, sample: bool) -> None:
         """Into the event-time buffer; an event is never before a search still buffered."""
+        entry = (ts, kind, rec.query_id, raw, next(self.arrival), rec)
         if kind == _QUERY:
-            self.pending.setdefault(rec.query_id, ts)  # a redelivered copy is not its time
-        self._push((ts, kind, rec.query_id, raw, next(self.arrival), rec))
+            self.pending.setdefault(rec.query_id, entry)  # a redelivered copy is not its time
+        self._push(entry)
         if ts > self.newest:
             self.newest = ts
         if sample:
@@ -206,13 +210,44 @@ class Engine:
 
     def _search_window(self, rec: WireRecord) -> tuple[float, float] | None:
         """(time, end of attribution) of the search an event names, if it was seen."""
-        ts = self.pending.get(rec.query_id)
-        if ts is None:
+        entry = self.pending.get(rec.query_id)
+        if entry is not None:
+            ts = entry[0]
+        else:
             target = self.sessions.searches.get(rec.query_id)
             if target is None:
                 return None
             ts = target.search.ts if target.__class__ is PageAlias else target.ts
         return ts, ts + self.sessions.attribution_s
+
+    def _expose(self, rec: WireRecord, ts: float) -> bool:
+        """Apply an exposure (a third of all records) at once when its outcome is already
+        known — the one the buffer would give it — and say so; else it is buffered.
+
+        An exposure only counts: accepted while its search is attributable, else an orphan.
+        Its search applied: attributable at ``ts`` unless its window has closed by then. Its
+        search buffered (a first page, no per-query store: shown documents need the applied
+        search): applied at or after the search, inside its window."""
+        sessions = self.sessions
+        key = rec.query_id
+        target = sessions.searches.get(key)
+        if target is not None:
+            if ts > target.ts + sessions.attribution_s:
+                return False
+            self.stats.records[_EVENT][sessions.on_event(rec, ts)] += 1
+            return True
+        entry = self.pending.get(key)
+        if entry is None or sessions.query_stats is not None:
+            return False
+        search_ts = entry[0]
+        attrs = entry[5].query_attributes
+        if (ts > search_ts + sessions.attribution_s
+                or (attrs is not None and attrs.page is not None and attrs.page > 1)):
+            return False  # an orphan, or a page whose search may not be tracked
+        if ts < search_ts:  # stamped before its search: applied at it
+            self.stats.retimed[acc.BEFORE_SEARCH] += 1
+        self.stats.records[_EVENT][acc.ACCEPTED] += 1
+        return True
 
     def _end_warmup(self, judge: bool) -> None:
         """The clock exists: judge the held records' clients (``judge``), each against the
@@ -300,11 +335,11 @@ class Engine:
         records = self.stats.records
         while order and order[0] < limit:
             number = heappop(order)
+            if number > sessions.next_deadline * TICKS:  # deadlines before this bucket
+                sessions.expire_before(number / TICKS)
             batch = buckets.pop(number)
             batch.sort()
             for ts, kind, key, raw, _, rec in batch:  # may grow behind the current entry
-                if ts > sessions.next_deadline:
-                    sessions.expire_before(ts)
                 try:
                     if kind == _QUERY:
                         pending.pop(key, None)
@@ -312,9 +347,10 @@ class Engine:
                     else:
                         outcome = on_event(rec, ts)
                         if outcome == acc.ORPHAN:
-                            search = pending.get(key)
-                            if search is not None:  # stamped before its search, still buffered
+                            found = pending.get(key)
+                            if found is not None:  # stamped before its search, still buffered
                                 self.stats.retimed[acc.BEFORE_SEARCH] += 1
+                                search = found[0]
                                 entry = (search, kind, key, raw, next(self.arrival), rec)
                                 if int(search * TICKS) == number:
                                     insort(batch, entry)  # after the current one: later

@@ -1,10 +1,15 @@
 """Searches grouped by session, their pending outcomes and deadlines, in event-time order.
 
 Records arrive here in event-time order (the engine's buffer, on the stream clock, each time
-corrected by its client's clock offset); ``expire_before(t)`` is called before a record at time
-``t`` is applied, so every deadline ``D < t`` is decided first. An event stamped before the search
-it names is applied at the search's time: it cannot have preceded it.
-Searches are created in time order, so both deadline queues are FIFO deques, not heaps.
+corrected by its client's clock offset). An event stamped before the search it names is applied
+at the search's time: it cannot have preceded it. Searches are created in time order, so both
+deadline queues are FIFO deques, not heaps.
+
+Deadlines are swept in batches (``expire_before(t)``: every deadline ``D < t``, once per
+buffer bucket, not before every record), and a decision taken late is still the decision at its
+deadline: only records of the same session can change it (a newer search, a click or conversion
+in the session), and before one of those is applied at time ``t`` its session's newest search is
+decided if ``D < t``; a search whose attribution window closed before ``t`` counts as gone.
 
 Outcome of search S (deadline ``S.ts + abandonment_s``):
   * reformulated when the next search of its session comes within ``reformulation_s``, with a
@@ -37,7 +42,8 @@ CLICKED = 2
 CONVERTED = 4
 ENGAGED = 8  # while it is its session's newest search: pagination, or a click or conversion
 #              on an earlier search of the session, happened after it
-_PAGE_SHIFT = 4
+DECIDED = 16  # its abandonment / zero-result exit is decided (the sweep passes it over)
+_PAGE_SHIFT = 5
 
 CLICK = 1
 CONVERSION = 2
@@ -55,7 +61,7 @@ class Search(msgspec.Struct, gc=False):
     normalized: str
     ts: float
     series: QualitySeries
-    flags: int  # ZERO_RESULT | CLICKED | CONVERTED | ENGAGED, the first page's size above them
+    flags: int  # ZERO_RESULT … DECIDED, the first page's size above them
     seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
     row: QueryRow | None = None  # its per-query aggregate row, while that row is live
 
@@ -102,13 +108,14 @@ class Sessionizer:
     # -- queries ---------------------------------------------------------------------------
     def on_query(self, rec: WireRecord, ts: float) -> int:
         key = rec.query_id
-        if key in self.searches:
+        known = self.searches.get(key)
+        if known is not None and known.ts >= ts - self.attribution_s:
             return acc.DUPLICATE
         attrs = rec.query_attributes
         session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
         if session_key is None:
             session_key = "\x00" + key  # neither id: a session of its own
-        previous = self.sessions.get(session_key)
+        previous = self._newest(session_key, ts)
         text = self.strata.text(rec.user_query)
         page = attrs.page if attrs is not None else None
         if page is not None and page > 1:
@@ -184,7 +191,7 @@ class Sessionizer:
             self.stats.ignored[acc.NO_QUERY_ID] += 1
             return acc.IGNORED
         target = self.searches.get(key)
-        if target is None:
+        if target is None or target.ts < ts - self.attribution_s:  # never seen, or gone
             return acc.ORPHAN
         if target.__class__ is PageAlias:
             search, offset = target.search, target.offset
@@ -216,7 +223,7 @@ class Sessionizer:
         else:
             seen.add(fingerprint)
 
-        last = self.sessions.get(search.session_key)
+        last = self._newest(search.session_key, ts)
         if last is not search and last is not None and ts >= last.ts:
             last.flags |= ENGAGED
         flags = search.flags
@@ -276,27 +283,45 @@ class Sessionizer:
         return 0 if attrs.rank is None else attrs.rank + 1
 
     # -- deadlines -------------------------------------------------------------------------
+    def _newest(self, session_key: str, ts: float) -> Search | None:
+        """The session's newest search as a record at ``ts`` finds it: its outcome decided if
+        due before ``ts``, None once its attribution window closed."""
+        search = self.sessions.get(session_key)
+        if search is not None and search.ts < ts - self.abandonment_s:
+            if not search.flags & DECIDED:
+                self._decide(search)
+            if search.ts < ts - self.attribution_s:
+                return None
+        return search
+
+    def _decide(self, search: Search) -> None:
+        flags = search.flags
+        search.flags = flags | DECIDED
+        if (not flags & (CLICKED | CONVERTED | ENGAGED)
+                and self.sessions.get(search.session_key) is search):
+            if flags & ZERO_RESULT:
+                search.series.zero_result_exits += 1
+            else:
+                search.series.abandoned += 1
+                if self.query_stats is not None:
+                    self._row(search).abandoned += 1
+
     def expire_before(self, t: float) -> None:
         """Decide every outcome and evict every search whose deadline is before ``t``."""
         due = self.outcome_due
         horizon = t - self.abandonment_s  # deadline < t  ⇔  search.ts < t − window
         while due and due[0].ts < horizon:
             search = due.popleft()
-            if (not search.flags & (CLICKED | CONVERTED | ENGAGED)
-                    and self.sessions.get(search.session_key) is search):
-                if search.flags & ZERO_RESULT:
-                    search.series.zero_result_exits += 1
-                else:
-                    search.series.abandoned += 1
-                    if self.query_stats is not None:
-                        self._row(search).abandoned += 1
+            if not search.flags & DECIDED:
+                self._decide(search)
         expiring = self.expiry_due
         horizon = t - self.attribution_s
         if expiring and expiring[0].ts < horizon:
             searches, sessions = self.searches, self.sessions
             while expiring and expiring[0].ts < horizon:
                 item = expiring.popleft()
-                del searches[item.key]
+                if searches.get(item.key) is item:  # a gone search's id may be reused
+                    del searches[item.key]
                 # Searches expire in creation order, so a session's newest goes last.
                 if item.__class__ is Search and sessions.get(item.session_key) is item:
                     del sessions[item.session_key]

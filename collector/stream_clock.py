@@ -6,7 +6,7 @@ as live traffic). Two rules keep a minority of wrong clocks from hurting anyone 
 
 **The stream clock** ``now`` is the 90th percentile of the last ``WINDOW`` sampled times of
 records that stand as stamped (a corrected record says nothing of the stream's time), and never
-goes back. A record is sampled when its time in milliseconds is a multiple of 4 — by content, not
+goes back. A record is sampled when its time in milliseconds is a multiple of 8 — by content, not
 by position, so a partition replayed from a checkpoint rebuilds the same window whatever its
 batches. Records making up less than 10 % of the window (poison records, 5 % of clients with any
 offset) can neither advance nor stall it, so they make no other client's record late. The
@@ -36,7 +36,7 @@ records. Only offsets found non-zero are kept (for clients seen within the last 
 is without a lookup, and a later record that its client's offset does not explain while its
 stamp does reverts the client to 0 (the offset came from a poison first record).
 
-Until the window is full there is no clock: the engine holds those records (about 4 × ``WINDOW``)
+Until the window is full there is no clock: the engine holds those records (about 8 × ``WINDOW``)
 and judges them once it exists, each against the median of the samples before it
 (``at_arrival``) or, for the very first ones, against the fences of the whole window
 (``start_of_stream``); none of them is late.
@@ -52,12 +52,12 @@ from typing import NamedTuple
 
 from collector.accounting import PipelineStats
 
-WINDOW = 256  # sampled record times the clock is the 90th percentile of
+WINDOW = 128  # sampled record times the clock is the 90th percentile of
 RECENT = 16  # the last queries (sampled or not) the front and the edge are read from
 PROVISIONAL = 64  # samples a record held in the warm-up is judged against
 TICKS = 4  # the watermark moves in steps of 1 / TICKS s: the engine's buffer buckets
-SAMPLE_MASK = 3  # sampled: time in ms ≡ 0 (mod 4)
-_READ_MASK = 63  # the clock is read at a sixteenth of the samples
+SAMPLE_MASK = 7  # sampled: time in ms ≡ 0 (mod 8)
+_READ_MASK = 127  # the clock is read at a sixteenth of the samples
 _LEAD = 2  # the slot of client leads in the offset tables
 # Why a client's offset is not 0 (label values of searchpulse_clock_corrected_clients_total).
 BEHIND = "behind_stream"
@@ -137,8 +137,8 @@ class StreamClock:
             self.high = max(self.now, self._edge) + self.tolerance
 
     def sample(self, ts: float) -> None:
-        """A record time whose milliseconds are ≡ 0 (mod 4): into the window; the clock is
-        read again when they are ≡ 0 (mod 64), a sixteenth of the samples (by content, so a
+        """A record time whose milliseconds are ≡ 0 (mod 8): into the window; the clock is
+        read again when they are ≡ 0 (mod 128), a sixteenth of the samples (by content, so a
         replay reads it at the same records)."""
         ordered = self._ordered
         insort(ordered, ts)

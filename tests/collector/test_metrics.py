@@ -58,13 +58,14 @@ def test_open_state_gauges_while_running(ubi, engine):
     assert value("searchpulse_open_sessions") == 0
     stream = [ubi.query(f"q{i}", "a", i, client=f"c{i}") for i in range(2000)]
     value = scrape_registry(engine(stream, close=False)).get_sample_value
-    # the clock, read at every 16th sample (times ≡ 0 mod 64 ms: every 8th second here), is the
-    # 90th percentile of the 256 times before 1992 s: 1966 s; the watermark 1936 s: 0 … 1935
-    # applied, those before 136 s evicted (attribution 1800 s), those after 1635 s undecided
-    assert value("searchpulse_watermark_timestamp_seconds") == 1_767_600_000 + 1936
+    # the clock, read at every 16th sample (times ≡ 0 mod 128 ms: every 16th second here), is
+    # the 90th percentile of the 128 times up to 1984 s (1857 … 1984): 1971 s; the watermark
+    # 1941 s: 0 … 1940 applied, those before 141 s evicted (attribution 1800 s), those after
+    # 1640 s undecided, 1941 … 1999 buffered
+    assert value("searchpulse_watermark_timestamp_seconds") == 1_767_600_000 + 1941
     assert value("searchpulse_open_sessions") == 1800
     assert value("searchpulse_pending_searches") == 300
-    assert value("searchpulse_buffered_records") == 64
+    assert value("searchpulse_buffered_records") == 59
 
 
 def test_label_cap_folds_into_other(ubi, engine):

@@ -10,13 +10,14 @@ from kafka import KafkaProducer
 from collector.engine import Engine
 from collector.events import OVERSIZED
 from collector.query_stats import QueryStats
-from collector.stream_clock import WINDOW
+from collector.stream_clock import SAMPLE_MASK, WINDOW
 from collector.view import View
 
 _BUCKET_RECORDS = 5000  # offsets per safe-offset bucket: bounded memory, coarse safe offsets
 # A replay from the safe offset must see enough records to rebuild the stream clock's window
-# (WINDOW samples of about every 4th record) before it reaches where this engine is.
-_REPLAY_MARGIN = 8 * WINDOW
+# (WINDOW samples of about every (SAMPLE_MASK + 1)th record) before it reaches where this
+# engine is: twice that many offsets.
+_REPLAY_MARGIN = 2 * WINDOW * (SAMPLE_MASK + 1)
 
 
 class DeadLetterTopic:
