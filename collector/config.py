@@ -57,6 +57,24 @@ def _port(value: int) -> str | None:
     return None if 0 <= value <= 65535 else "must be a TCP port (0-65535)"
 
 
+def _linear_patterns(value: list[str]) -> str | None:
+    import re2  # the detectors' engine: a pattern must run on it, in linear time
+
+    for pattern in value:
+        try:
+            re2.compile(pattern)
+        except re2.error as error:
+            return f"{pattern!r} is not a linear-time (RE2) pattern: {error}"
+    return None
+
+
+def _phone_regions(value: list[str]) -> str | None:
+    import phonenumbers
+
+    unknown = [r for r in value if r not in phonenumbers.SUPPORTED_REGIONS]
+    return f"unknown region codes {unknown} (ISO 3166 alpha-2, e.g. US, GB)" if unknown else None
+
+
 def _store_url(value: str) -> str | None:
     if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
         return None
@@ -110,13 +128,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("strata.sketch_capacity", int, 10000,
             "Queries the live heavy-hitter sketch tracks (memory bound).", _positive),
     Setting("top_queries.size", int, 10,
-            "Top zero-result queries exposed per application (scrubbed, length-capped).",
-            _positive),
+            "Top zero-result queries exposed per application (only queries passing both "
+            "privacy rules, length-capped).", _positive),
     Setting("top_queries.window_s", float, 900.0,
             "Event-time window of the top zero-result queries.", _positive),
-    Setting("pii.patterns", list, [],
-            "Extra regexes of personal data, scrubbed from exposed and exported query text.",
-            None),
+    Setting("privacy.min_distinct_clients", int, 3,
+            "A query is shown on /metrics only when this many distinct clients typed it in "
+            "the top_queries window (k-anonymity).", _positive),
+    Setting("privacy.patterns", list, [],
+            "Extra regexes (RE2 syntax, linear time) of personal data: a query matching one is "
+            "never shown or exported.", _linear_patterns),
+    Setting("privacy.phone_regions", list, ["US", "GB", "FR", "DE"],
+            "Countries whose national phone-number formats are detected (international "
+            "+/00 numbers are found in any).", _phone_regions),
+    Setting("privacy.max_query_chars", int, 200,
+            "Longer query text is never scanned, shown or exported.", _positive),
     Setting("store.url", str, "",
             "Per-query aggregates for the feedback job: sqlite:///PATH or postgresql://…; "
             "empty: not kept.", _store_url, secret=True),
@@ -127,6 +153,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store.shown_depth", int, 10,
             "Documents counted as shown per search (its first result positions), and kept per "
             "query and day.", _positive),
+    Setting("store.retention_days", int, 400,
+            "Per-query rows (raw query text) older than this many days are deleted at each "
+            "flush: enough for a year-over-year quarter.", _positive),
     *(Setting(f"feedback.quota_{stratum}", int, quota,
               f"Judgment candidates from {stratum.replace('_', '-')} queries.", _non_negative)
       for stratum, quota in (("head", 25), ("torso", 50), ("tail", 100), ("known_item", 25))),
@@ -138,6 +167,9 @@ SETTINGS: tuple[Setting, ...] = (
             "abandonment or no-click rate exceeds its application's rate by this much.", _share),
     Setting("feedback.confidence", float, 0.99,
             "Confidence of the Wilson lower bounds that score queries (two-sided).", _share),
+    Setting("feedback.min_distinct_clients", int, 3,
+            "A query is written to a feedback file or the report only when this many distinct "
+            "clients typed it in the period (k-anonymity).", _positive),
     Setting("feedback.min_searches", int, 2, "Queries with fewer searches in the period are "
             "not considered.", _positive),
     Setting("feedback.pool_depth", int, 10,

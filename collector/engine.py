@@ -29,14 +29,13 @@ from collector.events import (
     decode,
     event_time,
 )
-from collector.pii import PiiScrubber
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
 from collector.stream_clock import SAMPLE_MASK, TICKS, Reference, StreamClock
 from collector.view import View
-from collector.zero_result_queries import TopZeroResultQueries
+from collector.zero_result_queries import QueryRelease, TopZeroResultQueries
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
 # the order of application is the same, one call of _release serves many records
@@ -70,9 +69,10 @@ class Engine:
             position_base=config["events.position_base"],
             zero_result_queries=TopZeroResultQueries(
                 k=config["top_queries.size"], window_s=config["top_queries.window_s"],
-                scrubber=PiiScrubber(config["pii.patterns"])),
+                min_clients=config["privacy.min_distinct_clients"]),
             query_stats=query_stats,
         )
+        self.release = QueryRelease.from_config(config)
         self.clock = StreamClock(config["ordering.lateness_s"],
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
@@ -320,7 +320,8 @@ class Engine:
                 "buffered_records": sum(map(len, self.buckets.values()))
                 + len(self.warmup or ()),
             },
-            top_queries=sessions.zero_result_queries.top(now),
+            top_candidates=(candidates := sessions.zero_result_queries.candidates(now)),
+            released=self.release.release(candidates),
         )
 
     # -- application -----------------------------------------------------------------------

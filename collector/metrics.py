@@ -155,12 +155,22 @@ def _state(view: View) -> Iterator[Metric]:
     top = GaugeMetricFamily(
         "searchpulse_top_zero_result_queries",
         "Zero-result searches of the most frequent zero-result queries per application over "
-        "the top_queries window (query text scrubbed of personal data, length-capped).",
+        "the top_queries window; only queries no personal-data detector fires on and that "
+        "privacy.min_distinct_clients distinct clients typed (length-capped).",
         labels=("application", "query"))
-    for application, queries in view.top_queries.items():
+    withheld = GaugeMetricFamily(
+        "searchpulse_top_zero_result_queries_withheld",
+        "Queries among the 20 x top_queries.size most frequent zero-result queries of the "
+        "window not shown, by reason (a personal-data detector, too long, too few clients).",
+        labels=("application", "reason"))
+    for application, queries in view.released.shown.items():
         for query, count in queries:
             top.add_metric((application, query), count)
+    for application, reasons in view.released.withheld.items():
+        for reason, count in reasons.items():
+            withheld.add_metric((application, reason), count)
     yield top
+    yield withheld
     info = GaugeMetricFamily("searchpulse_build_info", "searchpulse build information.",
                              labels=("version", "python"))
     info.add_metric((__version__, platform.python_version()), 1)

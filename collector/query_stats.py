@@ -9,6 +9,7 @@ least shown half is dropped, so rarely shown documents' counts are lower bounds.
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from heapq import nlargest
 from operator import itemgetter
@@ -16,6 +17,9 @@ from operator import itemgetter
 import msgspec
 
 TOP_REFORMULATIONS = 5
+# Distinct clients kept per row, as 32-bit marks (CRC-32 of the id, not the id): enough to
+# decide k-anonymity up to this k (feedback.min_distinct_clients).
+CLIENT_MARKS = 8
 # ranked_clicked: first clicks with a known position, the denominator of the MRR
 COUNTS = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "converted",
           "reformulated", "abandoned")
@@ -38,6 +42,7 @@ class QueryRow(msgspec.Struct, gc=False):
     # Plain dicts: `d[k] = d.get(k, 0) + 1` beats Counter.update for one item at a time.
     reformulations: dict[str, int] = msgspec.field(default_factory=dict)
     clicked_documents: dict[str | int, int] = msgspec.field(default_factory=dict)
+    clients: dict[str, int] = msgspec.field(default_factory=dict)  # mark → searches, ≤ 8
     shown: Counter[str | int] = msgspec.field(default_factory=Counter)  # document → times
     pending: list[str | int] = msgspec.field(default_factory=list)  # shown, not yet counted
 
@@ -48,7 +53,8 @@ class QueryRow(msgspec.Struct, gc=False):
         self.reciprocal_rank_sum += other.reciprocal_rank_sum
         self.shown.update(other.shown)
         for mine, theirs in ((self.reformulations, other.reformulations),
-                             (self.clicked_documents, other.clicked_documents)):
+                             (self.clicked_documents, other.clicked_documents),
+                             (self.clients, other.clients)):
             for item, count in theirs.items():
                 mine[item] = mine.get(item, 0) + count
 
@@ -82,6 +88,14 @@ class QueryStats:
         if row is None:
             row = self.rows[key] = QueryRow()
         return row
+
+    @staticmethod
+    def mark(row: QueryRow, client: str) -> None:
+        """Note a client who typed the query (until ``CLIENT_MARKS`` distinct are noted)."""
+        marks = row.clients
+        if len(marks) < CLIENT_MARKS:
+            mark = f"{zlib.crc32(client.encode()):08x}"
+            marks[mark] = marks.get(mark, 0) + 1
 
     def show(self, row: QueryRow, documents: list[str | int] | None) -> None:
         """Count the first ``shown_depth`` documents of a result page as shown: they are

@@ -23,10 +23,10 @@ from typing import Any
 import msgspec
 import pandas as pd
 
-from collector.query_stats import COUNTS, TOP_REFORMULATIONS, Key, QueryRow
+from collector.query_stats import CLIENT_MARKS, COUNTS, TOP_REFORMULATIONS, Key, QueryRow
 
 _COLUMNS = (*COUNTS, "reciprocal_rank_sum")
-_ITEMS = ("shown", "clicked_documents", "reformulations")
+_ITEMS = ("shown", "clicked_documents", "reformulations", "clients")
 _KEY = "application, query, day"
 _MERGE = "searchpulse_merge_counts"
 
@@ -65,6 +65,7 @@ _QUERY_VOLUMES = ("SELECT query, SUM(searches) FROM query_stats WHERE day >= ? G
                   "HAVING SUM(searches) >= ?")
 _ITEMS_OF = (f"SELECT {', '.join(_ITEMS)} FROM query_stats "
              "WHERE application = ? AND query = ? AND day >= ?")
+_CLIENTS_OF = "SELECT clients FROM query_stats WHERE application = ? AND query = ? AND day >= ?"
 _UPSERT_OFFSETS = (
     "INSERT INTO store_offsets VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET "
@@ -131,7 +132,8 @@ class QueryStore:
     errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, url: str, db: Any, schema: tuple[str, ...],
-                 items_per_flush: dict[str, int], read_only: bool) -> None:
+                 items_per_flush: dict[str, int], read_only: bool,
+                 retention_days: int = 0) -> None:
         self.url = url
         self.db = db
         self.items_per_flush = items_per_flush
@@ -140,40 +142,64 @@ class QueryStore:
             ("rows", _upsert(items_per_flush)), ("offsets", _UPSERT_OFFSETS),
             ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
             ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF),
-            ("newest_day", "SELECT MAX(day) FROM query_stats"))}
+            ("clients_of", _CLIENTS_OF),
+            ("newest_day", "SELECT MAX(day) FROM query_stats"),
+            ("expire", "DELETE FROM query_stats WHERE day < ?"))}
+        self.retention_days = retention_days
+        self._expired_before = ""  # the retention cut-off last applied (once per day of data)
         if read_only:
             return
         try:
             with self._transaction():
                 for statement in schema:
                     self.db.execute(statement)
+            self._upgrade()
         except self.errors as error:
             raise StoreError(f"store {redact(url)}: {error}") from None
 
+    def _upgrade(self) -> None:
+        """Stores written by an older version lack the item columns added since."""
+        for column in _ITEMS:
+            try:
+                with self._transaction():
+                    self.db.execute(f"SELECT {column} FROM query_stats LIMIT 0")
+            except self.errors:
+                with self._transaction():
+                    self.db.execute(f"ALTER TABLE query_stats ADD COLUMN {column} TEXT NOT NULL "
+                                    "DEFAULT '{}'")
+
     def add(self, rows: Iterable[tuple[Key, QueryRow]], offsets: Offsets | None = None,
             group: str = "") -> None:
-        """Add rows (and record the offsets they cover) in one transaction."""
+        """Add rows (and record the offsets they cover) in one transaction; rows older than
+        ``retention_days`` before the newest day written are deleted in it."""
         days: dict[int, str] = {}
         keep = self.items_per_flush
-        shown, clicked, reformulations = (keep[c] for c in _ITEMS)
+        shown, clicked, reformulations, clients = (keep[c] for c in _ITEMS)
         values = [
             (application, query, days.get(day) or days.setdefault(day, day_name(day)),
              row.searches, row.zero_result, row.clicked, row.ranked_clicked, row.clicks,
              row.converted, row.reformulated, row.abandoned, row.reciprocal_rank_sum,
              top_items(row.shown, shown), top_items(row.clicked_documents, clicked),
-             top_items(row.reformulations, reformulations))
+             top_items(row.reformulations, reformulations), top_items(row.clients, clients))
             for (day, application, query), row in rows]
         try:
             with self._transaction():
                 cursor = self.db.cursor()
                 if values:
                     cursor.executemany(self._sql["rows"], values)
+                cutoff = day_name(max(days) - self.retention_days) if days else ""
+                if self.retention_days and cutoff > self._expired_before:
+                    # by the data's own time, not the wall clock: a replay of an old log
+                    # keeps what it writes
+                    cursor.execute(self._sql["expire"], (cutoff,))
                 if offsets:
                     cursor.executemany(self._sql["offsets"], [
                         (group, topic, partition, safe, high)
                         for (topic, partition), (safe, high) in offsets.items()])
         except self.errors as error:
             raise StoreError(f"store {redact(self.url)}: {error}") from None
+        if self.retention_days and cutoff > self._expired_before:
+            self._expired_before = cutoff
 
     def _transaction(self) -> Any:
         return self.db  # sqlite3: the connection's context manager commits or rolls back
@@ -227,6 +253,15 @@ class QueryStore:
         days = cursor.fetchall()
         return {kind: _ranked(day[i] for day in days) for i, kind in enumerate(_ITEMS)}
 
+    def client_marks(self, application: str, query: str, since_day: str) -> set[str]:
+        """The distinct client marks of one query over the period (k-anonymity)."""
+        try:
+            cursor = self.db.cursor()
+            cursor.execute(self._sql["clients_of"], (application, query, since_day))
+            return {mark for (text,) in cursor.fetchall() for mark in _decode(text)}
+        except self.errors as error:
+            raise StoreError(f"store {redact(self.url)}: {error}") from None
+
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every stored row, items parsed (for inspection and tests, not for large stores)."""
         cursor = self.db.cursor()
@@ -245,7 +280,8 @@ class QueryStore:
 class SqliteStore(QueryStore):
     errors = (sqlite3.Error,)
 
-    def __init__(self, path: str, items_per_flush: dict[str, int], read_only: bool) -> None:
+    def __init__(self, path: str, items_per_flush: dict[str, int], read_only: bool,
+                 retention_days: int = 0) -> None:
         try:
             if read_only:  # a reader never creates or changes a store
                 db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -261,14 +297,15 @@ class SqliteStore(QueryStore):
             raise StoreError(f"store sqlite:///{path}: {error}") from None
         super().__init__(f"sqlite:///{path}", db,
                          _schema("INTEGER", "REAL", " WITHOUT ROWID"), items_per_flush,
-                         read_only)
+                         read_only, retention_days)
 
 
 class PostgresStore(QueryStore):
     placeholder = "%s"
     binary = ' COLLATE "C"'  # the same order as SQLite, whatever the database's locale
 
-    def __init__(self, url: str, items_per_flush: dict[str, int], read_only: bool) -> None:
+    def __init__(self, url: str, items_per_flush: dict[str, int], read_only: bool,
+                 retention_days: int = 0) -> None:
         try:
             import psycopg
         except ImportError:
@@ -280,19 +317,21 @@ class PostgresStore(QueryStore):
         except psycopg.Error as error:
             raise StoreError(f"store {redact(url)}: {error}") from None
         super().__init__(url, db, (*_schema("BIGINT", "DOUBLE PRECISION", ""), _PG_MERGE),
-                         items_per_flush, read_only)
+                         items_per_flush, read_only, retention_days)
 
     def _transaction(self) -> Any:
         return self.db.transaction()  # reads autocommit; each flush is one transaction
 
 
-def open_store(url: str, shown_depth: int = 10, read_only: bool = False) -> QueryStore:
-    """A store from its URL; ``shown_depth`` documents shown and clicked are kept per flush.
-    ``read_only``: the store must exist already, and is neither created nor changed."""
+def open_store(url: str, shown_depth: int = 10, read_only: bool = False,
+               retention_days: int = 0) -> QueryStore:
+    """A store from its URL; ``shown_depth`` documents shown and clicked are kept per flush;
+    ``retention_days``: rows older than that before the newest day written are deleted (0:
+    kept). ``read_only``: the store must exist already, and is neither created nor changed."""
     items = {"shown": shown_depth, "clicked_documents": shown_depth,
-             "reformulations": TOP_REFORMULATIONS}
+             "reformulations": TOP_REFORMULATIONS, "clients": CLIENT_MARKS}
     if url.startswith("sqlite:///"):
-        return SqliteStore(url.removeprefix("sqlite:///"), items, read_only)
+        return SqliteStore(url.removeprefix("sqlite:///"), items, read_only, retention_days)
     if url.startswith(("postgresql://", "postgres://")):
-        return PostgresStore(url, items, read_only)
+        return PostgresStore(url, items, read_only, retention_days)
     raise StoreError(f"store {redact(url)!r}: expected sqlite:///PATH or postgresql://…")

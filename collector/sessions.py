@@ -144,7 +144,8 @@ class Sessionizer:
         if total_hits == 0 or (hits is not None and not hits):
             series.zero_result += 1
             flags = ZERO_RESULT
-            self.zero_result_queries.add(series.application, text.normalized, ts)
+            self.zero_result_queries.add(series.application, text.normalized, ts,
+                                         rec.client_id or session_key)
         else:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
@@ -160,6 +161,7 @@ class Sessionizer:
             row.searches += 1
             row.zero_result += flags & ZERO_RESULT
             self.query_stats.show(row, hits)
+            self.query_stats.mark(row, rec.client_id or session_key)
         self.searches[key] = search
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:

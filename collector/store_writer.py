@@ -45,7 +45,8 @@ class StoreWriter:
         url = url or config["store.url"]
         if not url:
             return None
-        return cls(open_store(url, config["store.shown_depth"]),
+        return cls(open_store(url, config["store.shown_depth"],
+                              retention_days=config["store.retention_days"]),
                    config["store.flush_interval_s"], config["store.flush_rows"])
 
     def new_stats(self) -> QueryStats:

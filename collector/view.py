@@ -13,6 +13,7 @@ from typing import Any
 
 from collector.accounting import PipelineStats
 from collector.quality import QualitySeries, merge_series, series_from_dict, series_to_dict
+from collector.zero_result_queries import Candidate, QueryRelease, Released, merge_candidates
 
 GAUGES = ("last_event_timestamp_seconds", "watermark_timestamp_seconds", "open_sessions",
           "pending_searches", "tracked_searches", "buffered_records")
@@ -24,11 +25,14 @@ class View:
     stats: PipelineStats
     folded: dict[str, int]  # label name → searches folded into `other`
     gauges: dict[str, float] = field(default_factory=dict)
-    top_queries: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    # Unfiltered (never exposed): what a merge of several engines' views releases from.
+    top_candidates: dict[str, list[Candidate]] = field(default_factory=dict)
+    released: Released = field(default_factory=lambda: Released({}, {}))
 
 
-def merge_views(views: Iterable[View], k: int = 10) -> View:
-    """Sum counts; add state gauges except the timestamps, which take the newest / oldest."""
+def merge_views(views: Iterable[View], release: QueryRelease | None = None) -> View:
+    """Sum counts; add state gauges except the timestamps, which take the newest / oldest;
+    the top queries released (``release``) from all the views' candidates together."""
     views = list(views)
     gauges: dict[str, float] = {}
     for name in GAUGES:
@@ -40,18 +44,16 @@ def merge_views(views: Iterable[View], k: int = 10) -> View:
         else:
             gauges[name] = sum(values)
     folded: Counter[str] = Counter()
-    top: dict[str, Counter[str]] = {}
     for view in views:
         folded.update(view.folded)
-        for application, queries in view.top_queries.items():
-            top.setdefault(application, Counter()).update(dict(queries))
+    candidates = merge_candidates([v.top_candidates for v in views])
     return View(
         series=merge_series(s for v in views for s in v.series),
         stats=PipelineStats.merge(v.stats for v in views),
         folded=dict(folded),
         gauges=gauges,
-        top_queries={app: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-                     for app, c in top.items()},
+        top_candidates=candidates,
+        released=release.release(candidates) if release else Released({}, {}),
     )
 
 

@@ -1,63 +1,150 @@
 """The top zero-result queries of each application over a sliding event-time window.
 
-The one place query text reaches a label, so it is bounded three ways: at most ``k`` queries per
-application (applications are already capped), per-slot counts are pruned to the most frequent
-``slot_capacity`` queries, and the text is scrubbed of personal data and length-capped.
+The one place query text reaches a label, so it is bounded and guarded: at most ``k`` queries
+per application (applications are already capped), per-slot counts pruned to the most frequent
+``slot_capacity`` queries, and a query is shown only when it passes both privacy rules
+(``QueryRelease``): no personal-data detector fires on it, and at least ``min_clients`` distinct
+clients typed it in the window. Distinct clients are kept as salted hashes, at most
+``min_clients`` per query and slot — enough to decide the rule exactly (the union of capped sets
+reaches the threshold exactly when the union of the full sets does).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from heapq import nlargest
+from operator import itemgetter
 
-from collector.pii import PiiScrubber
+from collector.config import Config
+from collector.personal_data import FEW_CLIENTS, PersonalData
+
+MAX_LABEL_LENGTH = 64
+_CANDIDATES_PER_SHOWN = 20  # queries examined per query shown (the withheld ones among them)
+
+# (normalized query, zero-result searches in the window, hashes of distinct clients)
+Candidate = tuple[str, int, frozenset[int]]
+
+
+class _Slot:
+    __slots__ = ("counts", "clients")
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.clients: dict[str, set[int]] = {}
 
 
 class TopZeroResultQueries:
     def __init__(self, k: int = 10, window_s: float = 900.0, slots: int = 15,
-                 slot_capacity: int = 2000, scrubber: PiiScrubber | None = None) -> None:
+                 slot_capacity: int = 2000, min_clients: int = 3) -> None:
         self.k = k
         self.window_s = window_s
         self.slot_s = window_s / slots
         self.slot_capacity = slot_capacity
-        self.scrubber = scrubber or PiiScrubber()
-        self._slots: dict[int, dict[str, Counter[str]]] = {}  # slot number → app → counts
+        self.min_clients = min_clients
+        self._slots: dict[int, dict[str, _Slot]] = {}  # slot number → application → counts
 
-    def add(self, application: str, normalized: str, ts: float) -> None:
-        slot = int(ts // self.slot_s)
-        apps = self._slots.get(slot)
+    def add(self, application: str, normalized: str, ts: float, client: str) -> None:
+        number = int(ts // self.slot_s)
+        apps = self._slots.get(number)
         if apps is None:
-            apps = self._slots[slot] = {}
-            self._drop_before(slot)
-        counts = apps.get(application)
-        if counts is None:
-            counts = apps[application] = Counter()
-        counts[normalized] += 1
-        if len(counts) > 2 * self.slot_capacity:
-            apps[application] = Counter(dict(counts.most_common(self.slot_capacity)))
+            apps = self._slots[number] = {}
+            self._drop_before(number)
+        slot = apps.get(application)
+        if slot is None:
+            slot = apps[application] = _Slot()
+        slot.counts[normalized] += 1
+        clients = slot.clients.get(normalized)
+        if clients is None:
+            slot.clients[normalized] = {hash(client)}
+        elif len(clients) < self.min_clients:
+            clients.add(hash(client))
+        if len(slot.counts) > 2 * self.slot_capacity:
+            slot.counts = Counter(dict(slot.counts.most_common(self.slot_capacity)))
+            slot.clients = {q: slot.clients[q] for q in slot.counts}
 
     def _oldest(self, newest_slot: int) -> int:
         return newest_slot - int(round(self.window_s / self.slot_s)) + 1
 
     def _drop_before(self, newest_slot: int) -> None:
         oldest = self._oldest(newest_slot)
-        for slot in [s for s in self._slots if s < oldest]:
-            del self._slots[slot]
+        for number in [s for s in self._slots if s < oldest]:
+            del self._slots[number]
 
-    def top(self, now: float) -> dict[str, list[tuple[str, int]]]:
-        """Application → up to k (scrubbed query, zero-result searches in the window ending at
-        event time ``now``)."""
+    def candidates(self, now: float) -> dict[str, list[Candidate]]:
+        """Application → the most frequent zero-result queries of the window ending at event
+        time ``now`` (``20 × k`` of them), unfiltered: for ``QueryRelease`` only."""
         oldest = self._oldest(int(now // self.slot_s))
-        merged: dict[str, Counter[str]] = {}
-        for slot, apps in list(self._slots.items()):
-            if slot < oldest:
+        counts: dict[str, Counter[str]] = {}
+        clients: dict[str, dict[str, set[int]]] = {}
+        for number, apps in list(self._slots.items()):
+            if number < oldest:
                 continue
-            for application, counts in list(apps.items()):
-                merged.setdefault(application, Counter()).update(dict(counts))
-        result: dict[str, list[tuple[str, int]]] = {}
-        for application, counts in merged.items():
+            for application, slot in list(apps.items()):
+                counts.setdefault(application, Counter()).update(dict(slot.counts))
+                merged = clients.setdefault(application, {})
+                for query, seen in list(slot.clients.items()):
+                    merged.setdefault(query, set()).update(seen)
+        return {application: [(query, n, frozenset(clients[application][query]))
+                               for query, n in nlargest(_CANDIDATES_PER_SHOWN * self.k,
+                                                        c.items(), key=itemgetter(1))]
+                for application, c in counts.items()}
+
+
+@dataclass
+class Released:
+    shown: dict[str, list[tuple[str, int]]]  # application → (label text, searches), top k
+    withheld: dict[str, Counter[str]]  # application → reason → candidates withheld
+
+
+class QueryRelease:
+    """The two rules a query must pass to be shown, applied to the candidates of one engine
+    or of several merged (a query's clients may be spread over partitions)."""
+
+    def __init__(self, k: int, min_clients: int, detectors: PersonalData) -> None:
+        self.k = k
+        self.min_clients = min_clients
+        self.detectors = detectors
+
+    @classmethod
+    def from_config(cls, config: Config) -> QueryRelease:
+        return cls(config["top_queries.size"], config["privacy.min_distinct_clients"],
+                   PersonalData.from_config(config))
+
+    def release(self, candidates: dict[str, list[Candidate]]) -> Released:
+        shown: dict[str, list[tuple[str, int]]] = {}
+        withheld: dict[str, Counter[str]] = {}
+        for application, found in candidates.items():
             labelled: Counter[str] = Counter()
-            for query, count in counts.most_common(4 * self.k):
-                labelled[self.scrubber.label(query)] += count
-            result[application] = sorted(labelled.items(), key=lambda kv: (-kv[1], kv[0]))[
+            refused: Counter[str] = Counter()
+            for query, count, clients in sorted(found, key=lambda c: (-c[1], c[0])):
+                reason = self.detectors.reason(query) or (
+                    FEW_CLIENTS if len(clients) < self.min_clients else None)
+                if reason:
+                    refused[reason] += 1
+                else:
+                    labelled[label(query)] += count
+            shown[application] = sorted(labelled.items(), key=lambda kv: (-kv[1], kv[0]))[
                 : self.k]
-        return result
+            withheld[application] = refused
+        return Released(shown, withheld)
+
+
+def merge_candidates(many: list[dict[str, list[Candidate]]]) -> dict[str, list[Candidate]]:
+    """Several engines' candidates as one: searches added, client sets united."""
+    counts: dict[str, Counter[str]] = {}
+    clients: dict[str, dict[str, set[int]]] = {}
+    for candidates in many:
+        for application, found in candidates.items():
+            for query, count, seen in found:
+                counts.setdefault(application, Counter())[query] += count
+                clients.setdefault(application, {}).setdefault(query, set()).update(seen)
+    return {application: [(q, n, frozenset(clients[application][q])) for q, n in c.items()]
+            for application, c in counts.items()}
+
+
+def label(query: str) -> str:
+    """Length-capped: safe as a label value."""
+    if len(query) > MAX_LABEL_LENGTH:
+        return query[: MAX_LABEL_LENGTH - 1] + "…"
+    return query

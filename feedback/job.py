@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -15,15 +16,16 @@ import numpy as np
 from tqdm import tqdm
 
 from collector.config import Config
-from collector.pii import PiiScrubber
+from collector.personal_data import PersonalData
 from collector.query_store import open_store, redact
 from collector.strata import StrataClassifier
 from feedback import outputs, report
 from feedback.judgments import read_judged, read_run, read_topics
 from feedback.pooling import pool_all
+from feedback.release import FeedbackRelease
 from feedback.selection import SelectionRules, select
 from feedback.signals import add_signals, z_score
-from feedback.strata import query_strata, stratum_names, write_strata_csv
+from feedback.strata import listed_strata, query_strata, stratum_names, write_strata_csv
 
 SAMPLE_REFORMULATIONS = 3
 _MIN_STRATUM_VOLUME = 2  # a query seen once in the period is tail, whatever its rank
@@ -78,7 +80,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     depth = config["feedback.pool_depth"]
     runs = {Path(p).stem: read_run(p, topics, depth) for p in request.runs}
     judged = read_judged(request.judgments, topics)
-    scrubber = PiiScrubber(config["pii.patterns"])
+    detectors = PersonalData.from_config(config)
     steps = tqdm(total=6, desc="feedback", unit="step", disable=not request.progress)
 
     store = open_store(request.store, read_only=True)
@@ -89,6 +91,9 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates: "
                                 f"run the collector with --store first")
         since = since_day(request.since, until)
+        release = FeedbackRelease(detectors, config["feedback.min_distinct_clients"],
+                                  lambda application, query: store.client_marks(
+                                      application, query, since))
         applications = store.application_totals(since)
         if applications.empty:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
@@ -104,14 +109,16 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         frame["stratum"] = stratum_names(frame, strata)
         steps.update()
         steps.set_postfix_str("personal data and judged queries")
-        personal = np.array(scrubber.contains_pii_each(frame["query"]), dtype=bool)
+        reasons = detectors.reasons(frame["query"])
+        personal = np.array([r is not None for r in reasons], dtype=bool)
         dropped = frame[personal]
         frame = frame[~personal]
+        withheld = Counter(r for r in reasons if r)
         is_judged = frame["query"].isin(judged)
         eligible = frame[~is_judged]
         steps.update()
         steps.set_postfix_str("selection")
-        selection = select(eligible, rules_from(config, request.seed))
+        selection = select(eligible, rules_from(config, request.seed), release.allows)
         chosen = selection.chosen
         chosen.insert(0, "topic", [f"sp-{i:04d}" for i in range(1, len(chosen) + 1)])
         steps.update()
@@ -119,10 +126,18 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         pooled, items = pool_all(
             list(chosen[["topic", "query", "application"]].itertuples(index=False)),
             lambda application, query: store.items(application, query, since), runs, depth)
+        pooled, unsafe = outputs.safe_pool(pooled)
         chosen["sample_reformulations"] = [
             " | ".join([r for r in items[(a, q)]["reformulations"]
-                        if not scrubber.contains_pii(r)][:SAMPLE_REFORMULATIONS])
+                        if release.allows(a, r)][:SAMPLE_REFORMULATIONS])
             for a, q in zip(chosen["application"], chosen["query"], strict=True)]
+        failing = frame[frame["failure"] >= config["feedback.failure_threshold"]]
+        top_failing = failing.sort_values(["impact", "query"], ascending=[False, True])
+        top_failing = top_failing[[release.allows(a, q) for a, q in zip(
+            top_failing["application"], top_failing["query"], strict=True)]].head(TOP_FAILING)
+        applications = frame.groupby("query")["application"].agg(tuple).to_dict()
+        listed = listed_strata(strata, lambda query: release.reason(
+            query, applications.get(query, ())) is None)
         steps.update()
     finally:
         store.close()
@@ -130,13 +145,12 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     steps.set_postfix_str("writing")
     out = request.out
     out.mkdir(parents=True, exist_ok=True)
-    strata_rows = write_strata_csv(out / "strata.csv", strata, scrubber)
+    strata_rows = write_strata_csv(out / "strata.csv", listed)
     outputs.write_candidates(out / "candidates.csv", chosen)
     outputs.write_topics(out / "topics.tsv", chosen)
     outputs.write_quepid(out / "pool.quepid.csv", pooled)
     outputs.write_qrels(out / "qrels.template.txt", pooled)
     outputs.write_srw(out, chosen, pooled, f"searchpulse candidates {until.isoformat()}")
-    failing = frame[frame["failure"] >= config["feedback.failure_threshold"]]
     summary = {
         "period": f"{since} to {until.isoformat()}",
         "days_since_newest_data": (datetime.now(UTC).date() - until).days,
@@ -145,6 +159,8 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "queries_considered": int(len(frame) + len(dropped)),
         "dropped_personal_data_queries": int(len(dropped)),
         "dropped_personal_data_searches": int(dropped["searches"].sum()),
+        "withheld_by_reason": dict(sorted((withheld + release.withheld).items())),
+        "unsafe_document_ids": unsafe,
         "excluded_already_judged": int(is_judged.sum()),
         "failing_queries": int(len(failing)),
         "collapsed_near_duplicates": selection.collapsed,
@@ -158,8 +174,6 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
         log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
                     "still writing to this store?", until, summary["days_since_newest_data"])
-    top_failing = failing.sort_values(["impact", "query"], ascending=[False, True]).head(
-        TOP_FAILING)
     (out / "report.html").write_text(report.render(summary, frame, chosen, top_failing),
                                      encoding="utf-8")
     steps.update()

@@ -10,6 +10,7 @@ sorts), and the sample uses ``seed``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,21 +57,26 @@ class _Picker:
         return True
 
 
-def _walk(rows: pd.DataFrame, picker: _Picker, wanted: int) -> list[int]:
+Admits = Callable[[str, str], bool]  # may (application, query) be handed out at all
+
+
+def _walk(rows: pd.DataFrame, picker: _Picker, wanted: int, admits: Admits) -> list[int]:
     taken: list[int] = []
     for index, application, query in zip(rows.index, rows["application"], rows["query"],
                                          strict=True):
         if len(taken) == wanted:
             break
-        if picker.take(application, query):
+        if admits(application, query) and picker.take(application, query):
             taken.append(index)
     return taken
 
 
-def select(frame: pd.DataFrame, rules: SelectionRules) -> Selection:
+def select(frame: pd.DataFrame, rules: SelectionRules,
+           admits: Admits = lambda application, query: True) -> Selection:
     """``frame``: eligible per-(application, query) rows with stratum, failure and impact, in
-    (application, query) order. Failing queries are chosen first in every stratum, so the
-    seed only moves the sample."""
+    (application, query) order; ``admits``: the privacy rule, asked only of the rows a quota
+    reaches. Failing queries are chosen first in every stratum, so the seed only moves the
+    sample."""
     rng = np.random.default_rng(rules.seed)
     picker = _Picker(rules.similarity)
     failing = frame["failure"] >= rules.failure_threshold
@@ -80,14 +86,14 @@ def select(frame: pd.DataFrame, rules: SelectionRules) -> Selection:
     for stratum, quota in quotas.items():
         worst = frame[(frame["stratum"] == stratum) & failing].sort_values(
             "impact", ascending=False, kind="stable")
-        taken[stratum] = _walk(worst, picker, quota - calibration_quotas[stratum])
+        taken[stratum] = _walk(worst, picker, quota - calibration_quotas[stratum], admits)
     sampled: dict[str, list[int]] = {}
     for stratum, wanted in calibration_quotas.items():
         # Efraimidis–Spirakis: sorting by u^(1/w) samples without replacement ∝ w.
         healthy = frame[(frame["stratum"] == stratum) & ~failing]
         keys = rng.random(len(healthy)) ** (1.0 / healthy["searches"].to_numpy(dtype=float))
         sampled[stratum] = _walk(healthy.iloc[np.argsort(-keys, kind="stable")], picker,
-                                 wanted)
+                                 wanted, admits)
     parts, shortfall = [], {}
     for stratum, quota in quotas.items():
         missing = {FAILING: quota - calibration_quotas[stratum] - len(taken[stratum]),

@@ -3,18 +3,19 @@ patterns and titles, else head / torso / tail by the query's share of all search
 from the most frequent down (a query is head while the searches of the queries before it are
 below ``head_share`` of the total, torso below ``torso_share``, tail after).
 
-``strata.csv`` lists the head and torso queries: the collector loads it as ``strata.file``, finds
-known-item queries by pattern and counts every unlisted query as tail.
+``strata.csv`` lists the head and torso queries that pass the privacy rules: the collector loads
+it as ``strata.file``, finds known-item queries by pattern and counts every unlisted query as
+tail.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from collector.pii import PiiScrubber
 from collector.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
 from collector.strata import StrataClassifier
 
@@ -41,11 +42,15 @@ def stratum_names(frame: pd.DataFrame, by_query: pd.Series) -> pd.Series:
     return pd.Series(names[codes], index=frame.index, name="stratum")
 
 
-def write_strata_csv(path: Path, by_query: pd.Series, scrubber: PiiScrubber) -> int:
-    """Head and torso queries of ``by_query``, in its order (most frequent first), except
-    those holding personal data; returns the number of rows written."""
+def listed_strata(by_query: pd.Series, allowed: Callable[[str], bool]) -> pd.Series:
+    """The head and torso queries of ``by_query``, in its order (most frequent first), that
+    may leave the system (``allowed``: the privacy rules)."""
     listed = by_query[by_query.isin((HEAD, TORSO))]
-    listed = listed[~np.array(scrubber.contains_pii_each(listed.index), dtype=bool)]
+    return listed[np.fromiter((allowed(q) for q in listed.index), bool, count=len(listed))]
+
+
+def write_strata_csv(path: Path, listed: pd.Series) -> int:
+    """``query,stratum`` rows; returns the number written."""
     pd.DataFrame({"query": listed.index,
                   "stratum": np.asarray(STRATA, dtype=object)[listed.to_numpy()]}).to_csv(
         path, index=False)

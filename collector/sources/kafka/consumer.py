@@ -41,6 +41,7 @@ from collector.sources.kafka.connection import client_options, ensure_topics
 from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
 from collector.store_writer import StoreWriter
 from collector.view import View, merge_views, view_from_dict, view_to_dict
+from collector.zero_result_queries import QueryRelease
 
 log = logging.getLogger(__name__)
 _POLL_TIMEOUT_MS = 200
@@ -58,6 +59,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.stop_event = threading.Event()
         self._changes: deque[tuple[str, set[TopicPartition]]] = deque()
         self.health = Counter()  # commits, commit_failures, rebalances
+        self.release = QueryRelease.from_config(config)  # top queries of all partitions
         self.consumed: Counter[str] = Counter()
         self.connected = False
         self.writer = StoreWriter.from_config(config)
@@ -161,7 +163,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             offsets[tp] = OffsetAndMetadata(safe, meta, -1)
             partitions[f"{tp.topic}:{tp.partition}"] = [safe, high]
             snapshots[tp] = merge_views([part.engine.view()])  # a copy, frozen now
-        view = merge_views([self.base, *snapshots.values()])
+        view = merge_views([self.base, *snapshots.values()], self.release)
         try:
             # One record holds the counters and the offsets they cover: it is the atomic
             # checkpoint. The group commit after it serves lag monitoring and a fallback.
@@ -219,6 +221,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             return
         done = [p.checkpointed for p in (self.parts.pop(tp) for tp in tps) if p.checkpointed]
         self.base = merge_views([self.base, *done])
+        self.base.top_candidates = {}  # their windows are the new owners' to rebuild
         log.info("partitions revoked: %s", ", ".join(f"{t.topic}:{t.partition}" for t in tps))
 
     def _assign(self, tp: TopicPartition) -> None:

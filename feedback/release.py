@@ -1,0 +1,46 @@
+"""Which queries may leave the system in a feedback file or the report: the same two rules as
+/metrics (collector/personal_data.py) — no personal-data detector fires on the query, and at
+least ``feedback.min_distinct_clients`` distinct clients typed it in the period (from the client
+marks the store keeps per row) — with every refusal counted by reason."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from collector.personal_data import FEW_CLIENTS, PersonalData
+
+# Normalized queries lose leading punctuation (- @) and whitespace, not = or +: a query that
+# would start a spreadsheet formula is not handed out at all.
+SPREADSHEET_FORMULA = "spreadsheet_formula"
+# (application, query) → the distinct client marks of the period (at most CLIENT_MARKS)
+MarksOf = Callable[[str, str], set[str]]
+
+
+class FeedbackRelease:
+    def __init__(self, detectors: PersonalData, min_clients: int, marks_of: MarksOf) -> None:
+        self.detectors = detectors
+        self.min_clients = min_clients
+        self.marks_of = marks_of
+        self.withheld: Counter[str] = Counter()  # reason → distinct queries refused
+        self._decided: dict[tuple[str, ...], str | None] = {}
+
+    def allows(self, application: str, query: str) -> bool:
+        return self.reason(query, (application,)) is None
+
+    def reason(self, query: str, applications: Iterable[str]) -> str | None:
+        """Why ``query`` (counted over ``applications``) may not be written, or None."""
+        applications = tuple(applications)
+        key = (query, *applications)
+        if key in self._decided:
+            return self._decided[key]
+        reason = SPREADSHEET_FORMULA if query.startswith(("=", "+")) else (
+            self.detectors.reason(query))
+        if reason is None:
+            marks = set().union(*(self.marks_of(a, query) for a in applications))
+            if len(marks) < self.min_clients:
+                reason = FEW_CLIENTS
+        self._decided[key] = reason
+        if reason:
+            self.withheld[reason] += 1
+        return reason
