@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -109,11 +108,10 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         frame["stratum"] = stratum_names(frame, strata)
         steps.update()
         steps.set_postfix_str("personal data and judged queries")
-        reasons = detectors.reasons(frame["query"])
-        personal = np.array([r is not None for r in reasons], dtype=bool)
+        personal = np.fromiter((release.personal(q) for q in frame["query"]), bool,
+                               count=len(frame))
         dropped = frame[personal]
         frame = frame[~personal]
-        withheld = Counter(r for r in reasons if r)
         is_judged = frame["query"].isin(judged)
         eligible = frame[~is_judged]
         steps.update()
@@ -133,8 +131,10 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
             for a, q in zip(chosen["application"], chosen["query"], strict=True)]
         failing = frame[frame["failure"] >= config["feedback.failure_threshold"]]
         top_failing = failing.sort_values(["impact", "query"], ascending=[False, True])
-        top_failing = top_failing[[release.allows(a, q) for a, q in zip(
-            top_failing["application"], top_failing["query"], strict=True)]].head(TOP_FAILING)
+        top_failing = top_failing.loc[np.fromiter(
+            (release.allows(a, q) for a, q in zip(top_failing["application"],
+                                                  top_failing["query"], strict=True)),
+            bool, count=len(top_failing))].head(TOP_FAILING)
         applications = frame.groupby("query")["application"].agg(tuple).to_dict()
         listed = listed_strata(strata, lambda query: release.reason(
             query, applications.get(query, ())) is None)
@@ -159,7 +159,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "queries_considered": int(len(frame) + len(dropped)),
         "dropped_personal_data_queries": int(len(dropped)),
         "dropped_personal_data_searches": int(dropped["searches"].sum()),
-        "withheld_by_reason": dict(sorted((withheld + release.withheld).items())),
+        "withheld_by_reason": dict(sorted(release.withheld.items())),
         "unsafe_document_ids": unsafe,
         "excluded_already_judged": int(is_judged.sum()),
         "failing_queries": int(len(failing)),

@@ -22,8 +22,20 @@ class FeedbackRelease:
         self.detectors = detectors
         self.min_clients = min_clients
         self.marks_of = marks_of
-        self.withheld: Counter[str] = Counter()  # reason → distinct queries refused
+        self._refused: dict[str, set[str]] = {}  # reason → the queries refused for it
         self._decided: dict[tuple[str, ...], str | None] = {}
+
+    @property
+    def withheld(self) -> Counter[str]:
+        """Reason → distinct queries refused (each query once, whatever it was asked for)."""
+        return Counter({reason: len(queries) for reason, queries in self._refused.items()})
+
+    def personal(self, query: str) -> bool:
+        """Rule 1 alone (no store lookup), for every query of the period."""
+        reason = self._rule_one(query)
+        if reason:
+            self._refused.setdefault(reason, set()).add(query)
+        return reason is not None
 
     def allows(self, application: str, query: str) -> bool:
         return self.reason(query, (application,)) is None
@@ -34,13 +46,17 @@ class FeedbackRelease:
         key = (query, *applications)
         if key in self._decided:
             return self._decided[key]
-        reason = SPREADSHEET_FORMULA if query.startswith(("=", "+")) else (
-            self.detectors.reason(query))
+        reason = self._rule_one(query)
         if reason is None:
             marks = set().union(*(self.marks_of(a, query) for a in applications))
             if len(marks) < self.min_clients:
                 reason = FEW_CLIENTS
         self._decided[key] = reason
         if reason:
-            self.withheld[reason] += 1
+            self._refused.setdefault(reason, set()).add(query)
         return reason
+
+    def _rule_one(self, query: str) -> str | None:
+        if query.startswith(("=", "+")):
+            return SPREADSHEET_FORMULA
+        return self.detectors.reason(query)

@@ -1,0 +1,200 @@
+"""No personal data leaves the system: every kind of personal data in zero-result queries, typed
+by many clients (so only the detectors stand in the way), against every exit path — /metrics,
+every feedback file, the report, the logs — and k-anonymity (a query of one client is never
+shown, a benign query of many clients is). Plus the files' own safety: spreadsheet formulas,
+document ids that would break a TREC line, and the store's retention."""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+
+import pytest
+
+from collector.cli import EXIT_OK, main
+from collector.config import load_config
+from collector.engine import Engine
+from collector.outcomes import normalize_query
+from collector.query_store import open_store
+from collector.replay import replay
+from tests.conftest import UBI
+
+# Personal data of every kind the detectors know, written as people type it.
+PERSONAL = {
+    "email": "mail jane.doe+shop@example.co.uk",
+    "obfuscated_email": "john dot doe at example dot com",
+    "card_number": "card 4111.1111.1111.1111",
+    "long_number": "customer 1234567890123456789",
+    "iban": "refund de89 3704 0044 0532 0130 00",
+    "us_ssn": "ssn 123-45-6789",
+    "phone_number": "call 020 7946 0958",
+    "ip_address": "router 192.168.1.20",
+    "full_date": "born 12/05/1987",
+}
+# A name and a street address: no detector can tell them from a product query; only the rule
+# of distinct clients keeps them in (one client typed each).
+ONE_CLIENT = ["maria gonzalez 14 rue des lilas", "=hyperlink(\"http://x\")"]
+BENIGN = "waterproof tent"  # typed by many clients: shown everywhere
+CLIENTS = 6
+
+
+def records(ubi: UBI) -> list[bytes]:
+    """Every query zero-result, CLIENTS clients each (one for ONE_CLIENT, many times)."""
+    out, at = [], 0.0
+    texts = [(text, CLIENTS) for text in (*PERSONAL.values(), BENIGN)]
+    texts += [(text, 1) for text in ONE_CLIENT]
+    for round_ in range(CLIENTS):
+        for n, (text, clients) in enumerate(texts):
+            at += 1.0
+            out.append(ubi.query(f"q{round_}-{n}", text, at, client=f"c{round_ % clients}-{n}",
+                                 hits=()))
+    return out
+
+
+@pytest.fixture(scope="module")
+def exits(tmp_path_factory) -> dict[str, str]:
+    """The text of every exit path after replay (with store and dead letters) and feedback."""
+    directory = tmp_path_factory.mktemp("privacy")
+    log = directory / "ubi.jsonl"
+    log.write_bytes(b"\n".join(records(UBI())) + b"\n")
+    store = f"sqlite:///{directory / 'aggregates.db'}"
+    metrics = directory / "metrics.txt"
+    handler = _Capture()
+    logging.getLogger().addHandler(handler)
+    try:
+        replay([str(log)], load_config(environ={}), metrics_out=str(metrics), store=store)
+        out = directory / "out"
+        assert main(["feedback", "--store", store, "--out", str(out), "--json",
+                     "--set", "feedback.min_searches=1"]) == EXIT_OK
+    finally:
+        logging.getLogger().removeHandler(handler)
+    texts = {"metrics": metrics.read_text(), "logs": "\n".join(handler.lines)}
+    texts.update({path.name: path.read_text() for path in out.iterdir()})
+    return texts
+
+
+class _Capture(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+EXIT_PATHS = ["metrics", "logs", "candidates.csv", "topics.tsv", "pool.quepid.csv",
+              "qrels.template.txt", "srw-query-set.json", "srw-judgments.json", "strata.csv",
+              "report.html"]
+
+
+@pytest.mark.parametrize("kind", [*PERSONAL, "one_client_name", "one_client_formula"])
+@pytest.mark.parametrize("exit_path", EXIT_PATHS)
+def test_no_personal_data_leaves_by_any_path(exits, kind, exit_path):
+    text = PERSONAL.get(kind) or ONE_CLIENT[kind == "one_client_formula"]
+    normalized = normalize_query(text)
+    content = exits[exit_path].lower()
+    for form in {text.lower(), normalized, json.dumps(normalized)[1:-1]}:
+        assert form not in content, (kind, exit_path)
+
+
+def test_a_benign_query_of_many_clients_is_shown(exits):
+    assert f'query="{BENIGN}"' in exits["metrics"]
+    assert BENIGN in exits["candidates.csv"] and BENIGN in exits["topics.tsv"]
+
+
+def test_withheld_queries_are_counted_by_reason(exits):
+    withheld = {}
+    for line in exits["metrics"].splitlines():
+        if line.startswith("searchpulse_top_zero_result_queries_withheld{"):
+            labels, value = line.rsplit(" ", 1)
+            withheld[labels.split('reason="')[1].split('"')[0]] = float(value)
+    assert withheld == {**dict.fromkeys(PERSONAL, 1.0), "fewer_distinct_clients": 2.0}
+
+
+def test_feedback_counts_what_it_withheld(tmp_path, capsys):
+    log = tmp_path / "ubi.jsonl"
+    log.write_bytes(b"\n".join(records(UBI())) + b"\n")
+    store = f"sqlite:///{tmp_path / 'aggregates.db'}"
+    replay([str(log)], load_config(environ={}), store=store)
+    assert main(["feedback", "--store", store, "--out", str(tmp_path / "out"), "--json",
+                 "--set", "feedback.min_searches=1"]) == EXIT_OK
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["withheld_by_reason"] == {**dict.fromkeys(PERSONAL, 1),
+                                            "fewer_distinct_clients": 1,
+                                            "spreadsheet_formula": 1}
+
+
+def test_k_anonymity_on_metrics_counts_distinct_clients_not_searches():
+    ubi = UBI()
+    stream = [ubi.query(f"a{i}", "lonely query", i, client="one", hits=()) for i in range(50)]
+    stream += [ubi.query(f"b{i}", "shared query", 60 + i, client=f"c{i % 3}", hits=())
+               for i in range(6)]
+    stream += [ubi.query(f"d{i}", "pair query", 70 + i, client=f"d{i % 2}", hits=())
+               for i in range(6)]
+    engine = Engine(load_config(environ={}))
+    engine.process_all(stream)
+    engine.close()
+    released = engine.view().released
+    assert released.shown == {"web": [("shared query", 6)]}
+    assert released.withheld == {"web": {"fewer_distinct_clients": 2}}
+    engine = Engine(load_config(environ={}, overrides={"privacy.min_distinct_clients": 1}))
+    engine.process_all(stream)
+    engine.close()
+    assert [q for q, _ in engine.view().released.shown["web"]] == [
+        "lonely query", "pair query", "shared query"]
+
+
+def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised(tmp_path):
+    """candidates.csv is for people: OWASP's rule on every text cell; pool and qrels never
+    carry a document id that is a formula or breaks a TREC line."""
+    from feedback.outputs import neutralized, safe_document, trec_token
+
+    for cell in ("=cmd|' /c calc'!a0", "+1", "-2+3", "@sum(a1)", "\tx", "\rx"):
+        assert neutralized(cell) == "'" + cell
+    assert neutralized("tent") == "tent" and neutralized(3) == 3
+    assert not safe_document("=HYPERLINK(\"x\")") and not safe_document("doc\n7 0 doc9 3")
+    assert not safe_document("doc\t2")
+    assert safe_document("doc 7") and trec_token("doc 7") == "doc%207"
+    assert trec_token("a%b\tc") == "a%25b%09c" and trec_token("doc-7") == "doc-7"
+
+
+def test_hostile_document_ids_never_reach_a_line_format(tmp_path, capsys):
+    ubi = UBI()
+    hits = ("doc 1", "doc\t2", "=HYPERLINK(\"http://evil\")", "doc\n3 0 forged 3", "ok-4")
+    stream = [ubi.query(f"q{i}", "garden hose", i, client=f"c{i}", hits=hits)
+              for i in range(12)]
+    log = tmp_path / "ubi.jsonl"
+    log.write_bytes(b"\n".join(stream) + b"\n")
+    store = f"sqlite:///{tmp_path / 'aggregates.db'}"
+    replay([str(log)], load_config(environ={}), store=store)
+    out = tmp_path / "out"
+    assert main(["feedback", "--store", store, "--out", str(out), "--json",
+                 "--set", "feedback.min_searches=1", "--set", "feedback.failure_threshold=0.01",
+                 "--set", "feedback.calibration_share=0.5"]) == EXIT_OK
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["unsafe_document_ids"] == 3  # the formula and the control characters
+    qrels = (out / "qrels.template.txt").read_text().splitlines()
+    assert all(len(line.split()) == 4 for line in qrels)
+    assert {line.split()[2] for line in qrels} == {"doc%201", "ok-4"}
+    with open(out / "pool.quepid.csv", newline="", encoding="utf-8") as handle:
+        assert {row["docid"] for row in csv.DictReader(handle)} == {"doc 1", "ok-4"}
+
+
+def test_store_keeps_rows_only_for_the_retention_period(tmp_path):
+    ubi = UBI()
+    day = 86400
+    stream = [ubi.query("old", "tent", 0, client="a"), ubi.query("mid", "tent", 5 * day,
+                                                                client="b")]
+    stream += [ubi.query(f"new{i}", "lamp", 10 * day + i, client=f"c{i}") for i in range(3)]
+    log = tmp_path / "ubi.jsonl"
+    log.write_bytes(b"\n".join(stream) + b"\n")
+    url = f"sqlite:///{tmp_path / 'aggregates.db'}"
+    replay([str(log)], load_config(environ={}, overrides={"store.retention_days": 7}), store=url)
+    store = open_store(url, read_only=True)
+    try:
+        days = sorted({row["day"] for row in store.rows()})
+    finally:
+        store.close()
+    # T0 is 2026-01-05; the newest day written is 2026-01-15: 7 days back, 2026-01-05 goes
+    assert days == ["2026-01-10", "2026-01-15"]
