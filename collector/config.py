@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from collector.redaction import redact
+
 ENV_PREFIX = "SEARCHPULSE_"
 # Config-file sections read by other programs (`python -m alerts.build`): one file may hold both.
 FOREIGN_SECTIONS = ("alerts.",)
@@ -313,7 +315,8 @@ def load_config(
     for key, setting in table.items():
         problem = setting.check(values[key]) if setting.check else None
         if problem:
-            raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {values[key]!r}")
+            shown = redact(str(values[key])) if setting.secret else values[key]
+            raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {shown!r}")
     _check_consistency(values, sources)
     return Config(values, sources)
 

@@ -12,7 +12,6 @@ after any crash the stored offsets say exactly which records the stored counts i
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime
@@ -24,6 +23,7 @@ import msgspec
 import pandas as pd
 
 from collector.query_stats import CLIENT_MARKS, COUNTS, TOP_REFORMULATIONS, Key, QueryRow
+from collector.redaction import redact
 
 _COLUMNS = (*COUNTS, "reciprocal_rank_sum")
 _ITEMS = ("shown", "clicked_documents", "reformulations", "clients")
@@ -115,13 +115,14 @@ class StoreError(ValueError):
     """The store is unusable (bad URL, unreachable, not a database); the message names it."""
 
 
+def _failure(url: str, error: Exception) -> StoreError:
+    """The database's error, naming the store, without its password (nor any piece of it the
+    database repeats)."""
+    return StoreError(redact(f"store {url}: {error}", url))
+
+
 def day_name(day: int) -> str:
     return datetime.fromtimestamp(day * 86400, UTC).strftime("%Y-%m-%d")
-
-
-def redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
 class QueryStore:
@@ -155,7 +156,7 @@ class QueryStore:
                     self.db.execute(statement)
             self._upgrade()
         except self.errors as error:
-            raise StoreError(f"store {redact(url)}: {error}") from None
+            raise _failure(url, error) from None
 
     def _upgrade(self) -> None:
         """Stores written by an older version lack the item columns added since."""
@@ -197,7 +198,7 @@ class QueryStore:
                         (group, topic, partition, safe, high)
                         for (topic, partition), (safe, high) in offsets.items()])
         except self.errors as error:
-            raise StoreError(f"store {redact(self.url)}: {error}") from None
+            raise _failure(self.url, error) from None
         if self.retention_days and cutoff > self._expired_before:
             self._expired_before = cutoff
 
@@ -218,7 +219,7 @@ class QueryStore:
             names = [d[0] for d in cursor.description]
             return pd.DataFrame.from_records(cursor.fetchall(), columns=names)
         except self.errors as error:
-            raise StoreError(f"store {redact(self.url)}: {error}") from None
+            raise _failure(self.url, error) from None
 
     def totals(self, since_day: str, min_searches: int = 1) -> pd.DataFrame:
         """Counts per (application, query) from ``since_day`` on, summed over days, in
@@ -260,7 +261,7 @@ class QueryStore:
             cursor.execute(self._sql["clients_of"], (application, query, since_day))
             return {mark for (text,) in cursor.fetchall() for mark in _decode(text)}
         except self.errors as error:
-            raise StoreError(f"store {redact(self.url)}: {error}") from None
+            raise _failure(self.url, error) from None
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every stored row, items parsed (for inspection and tests, not for large stores)."""
@@ -315,7 +316,7 @@ class PostgresStore(QueryStore):
         try:
             db = psycopg.connect(url, connect_timeout=10, autocommit=True)
         except psycopg.Error as error:
-            raise StoreError(f"store {redact(url)}: {error}") from None
+            raise _failure(url, error) from None
         super().__init__(url, db, (*_schema("BIGINT", "DOUBLE PRECISION", ""), _PG_MERGE),
                          items_per_flush, read_only, retention_days)
 

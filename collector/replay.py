@@ -12,7 +12,8 @@ from collector.config import Config
 from collector.deadletter import DeadLetterFile
 from collector.engine import Engine
 from collector.metrics import SearchpulseCollector
-from collector.query_store import StoreError, redact
+from collector.query_store import StoreError
+from collector.redaction import redact
 from collector.sources.files import InputError, input_size, read_batches
 from collector.store_writer import StoreWriter
 from collector.summary import replay_summary

@@ -16,7 +16,8 @@ from tqdm import tqdm
 
 from collector.config import Config
 from collector.personal_data import PersonalData
-from collector.query_store import open_store, redact
+from collector.query_store import open_store
+from collector.redaction import redact
 from collector.strata import StrataClassifier
 from feedback import outputs, report
 from feedback.judgments import read_judged, read_run, read_topics
