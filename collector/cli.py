@@ -128,7 +128,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "kafka.topics": ",".join(args.topic) if args.topic else None,
         "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
         "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout,
-        "store.url": args.store})
+        "store.url": args.store, **_web(args)})
     run_collector(config)
     return EXIT_OK
 
@@ -137,12 +137,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from collector.demo import run_demo
     from collector.sources.simulator import parse_duration
 
-    config = _settings(args, **{"http.port": args.port, "store.url": args.store})
+    config = _settings(args, **{"http.port": args.port, "store.url": args.store, **_web(args)})
     spec = _spec(args)
     spec.start = time.time()
     duration = parse_duration(args.duration) if args.duration else None
-    engine = run_demo(config, spec, args.speed, duration, config["http.host"],
-                      config["http.port"])
+    engine = run_demo(config, spec, args.speed, duration)
     from collector.summary import replay_summary
 
     summary = replay_summary(engine)
@@ -187,6 +186,25 @@ def cmd_config_check(args: argparse.Namespace) -> int:
         print(f"{key:<{width}}  {json.dumps(config.printable(key)):<24} ({config.sources[key]})")
     print("configuration ok", file=sys.stderr)
     return EXIT_OK
+
+
+def _web(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings of the exporter-style flags --web.listen-address and --web.config.file."""
+    from collector.http import listen_address
+
+    settings: dict[str, Any] = {"http.web_config_file": args.web_config_file}
+    if args.listen_address:
+        settings["http.host"], settings["http.port"] = listen_address(args.listen_address)
+    return settings
+
+
+def _serving(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--web.listen-address", dest="listen_address", metavar="HOST:PORT",
+                        help="where /metrics is served, e.g. 127.0.0.1:9464 or :9464 (all "
+                             "interfaces, the default: http.host, http.port)")
+    parser.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                        help="TLS and basic auth, exporter-toolkit format "
+                             "(http.web_config_file)")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -277,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instance-id", help="kafka.instance_id (default: host name)")
     p.add_argument("--metrics-port", type=int, help="http.port (default 9464)")
     p.add_argument("--idle-timeout", type=float, help="kafka.idle_timeout_s (default 60)")
+    _serving(p)
     _store(p)
     _common(p)
     p.set_defaults(func=cmd_collect)
@@ -290,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duration", metavar="DURATION",
                    help="stop after this much wall time, e.g. 2m (default: until Ctrl-C)")
     p.add_argument("--port", type=int, help="metrics port (http.port, default 9464)")
+    _serving(p)
     _store(p)
     _common(p)
     p.set_defaults(func=cmd_demo)

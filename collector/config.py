@@ -208,9 +208,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("kafka.ssl_cafile", str, "", "CA bundle for SSL.", None),
     Setting("kafka.ssl_certfile", str, "", "Client certificate for SSL.", None),
     Setting("kafka.ssl_keyfile", str, "", "Client key for SSL.", None),
-    Setting("http.host", str, "0.0.0.0", "Address the /metrics server binds.", None),
+    Setting("http.host", str, "0.0.0.0", "Address the /metrics server binds (all interfaces, "
+            "as Prometheus exporters do; 127.0.0.1 keeps it local).", None),
     Setting("http.port", int, 9464, "Port of /metrics, /healthz and /readyz (0: any free port).",
             _port),
+    Setting("http.web_config_file", str, "",
+            "Web configuration (exporter-toolkit format): tls_server_config, basic_auth_users "
+            "with bcrypt hashes; empty: plain HTTP, no auth.", None),
 )
 
 _BY_KEY = {s.key: s for s in SETTINGS}

@@ -66,7 +66,7 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
 
 
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
-             host: str, port: int, out: TextIO = sys.stderr) -> Engine:
+             out: TextIO = sys.stderr) -> Engine:
     writer = StoreWriter.from_config(config)
     engine = Engine(config, query_stats=writer.new_stats() if writer is not None else None)
     stats = [engine.query_stats]
@@ -75,7 +75,7 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     registry.register(SearchpulseCollector(engine.view))
     if writer is not None:
         registry.register(StoreHealthCollector(writer))
-    server = MetricsServer(registry, host, port).start()
+    server = MetricsServer.from_config(registry, config).start()
     view = LiveView(out)
     started = time.monotonic()
     try:

@@ -1,71 +1,237 @@
 """HTTP endpoints: ``/metrics`` (Prometheus text), ``/healthz`` (process alive), ``/readyz``.
 
-Served from a daemon thread with the standard library; readiness is a callable so each source
-decides what "ready" means (a replay is ready at once, a Kafka consumer once assigned and caught
-up).
+Served the way Prometheus exporters serve them, by hypercorn (an asyncio HTTP server): an idle
+connection, or one that stalls mid-request, costs no thread and is closed after
+``IDLE_TIMEOUT_S``; exposition text is rendered by a fixed pool of ``WORKERS`` threads; the
+listen backlog is a normal one. (The standard library's server keeps each idle connection in a
+thread of its own forever; cheroot hands every new connection to a worker, so 150 silent
+connections delayed a scrape by minutes; uvicorn never closes a silent connection.) Optional TLS
+and basic auth come from a web configuration file in the exporter-toolkit format
+(``--web.config.file``)::
+
+    tls_server_config:
+      cert_file: server.crt
+      key_file: server.key
+    basic_auth_users:
+      prometheus: $2y$10$…   # bcrypt hash (htpasswd -nBC 10 "" | tr -d ':')
+
+Readiness is a callable so each source decides what "ready" means (a replay is ready at once,
+a Kafka consumer once assigned and caught up).
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import binascii
+import contextlib
+import hashlib
 import logging
+import socket
 import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+import bcrypt
+import yaml
+from hypercorn.asyncio import serve
+from hypercorn.config import Config as ServerConfig
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from collector.config import Config, ConfigError
+
 log = logging.getLogger(__name__)
+
+WORKERS = 4  # threads rendering exposition text (or checking passwords) at once
+IDLE_TIMEOUT_S = 10.0  # an idle connection (or a client that stalls mid-request) is closed
+BACKLOG = 128
+_AUTH_CACHE = 64  # successful (user, password digest) pairs remembered: bcrypt costs ~50 ms
+
+
+class WebConfigError(ConfigError):
+    """The web configuration file is unusable; the message names the file and the key."""
+
+
+@dataclass
+class WebConfig:
+    cert_file: str = ""
+    key_file: str = ""
+    users: dict[str, bytes] = field(default_factory=dict)  # user → bcrypt hash
+
+    @classmethod
+    def load(cls, path: str) -> WebConfig:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise WebConfigError(f"web config {path}: {error}") from None
+        if not isinstance(data, dict):
+            raise WebConfigError(f"web config {path}: expected a mapping")
+        unknown = set(data) - {"tls_server_config", "basic_auth_users"}
+        if unknown:
+            raise WebConfigError(f"web config {path}: unsupported keys {sorted(unknown)}")
+        tls = data.get("tls_server_config") or {}
+        users = data.get("basic_auth_users") or {}
+        if tls and not (tls.get("cert_file") and tls.get("key_file")):
+            raise WebConfigError(f"web config {path}: tls_server_config needs cert_file and "
+                                 "key_file")
+        for user, hashed in users.items():
+            if not str(hashed).startswith(("$2a$", "$2b$", "$2y$")):
+                raise WebConfigError(f"web config {path}: basic_auth_users.{user} must be a "
+                                     "bcrypt hash")
+        base = Path(path).parent
+        return cls(str(base / tls["cert_file"]) if tls else "",
+                   str(base / tls["key_file"]) if tls else "",
+                   {str(u): str(h).replace("$2y$", "$2b$", 1).encode() for u, h in users.items()})
+
+
+def listen_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` (all interfaces) or ``[IPv6]:PORT``."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"--web.listen-address {value!r}: expected HOST:PORT or :PORT")
+    return host.strip("[]") or "0.0.0.0", int(port)
 
 
 class MetricsServer:
-    def __init__(self, registry: CollectorRegistry, host: str, port: int,
-                 ready: Callable[[], tuple[bool, str]] = lambda: (True, "ready")) -> None:
-        handler = _handler(registry, ready)
-        self._server = ThreadingHTTPServer((host, port), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="metrics-http",
-                                        daemon=True)
+    @classmethod
+    def from_config(cls, registry: CollectorRegistry, config: Config,
+                    ready: Callable[[], tuple[bool, str]] = lambda: (True, "ready"),
+                    ) -> MetricsServer:
+        path = config["http.web_config_file"]
+        return cls(registry, config["http.host"], config["http.port"], ready,
+                   WebConfig.load(path) if path else None)
 
-    @property
-    def port(self) -> int:
-        return self._server.server_address[1]
+    def __init__(self, registry: CollectorRegistry, host: str, port: int,
+                 ready: Callable[[], tuple[bool, str]] = lambda: (True, "ready"),
+                 web_config: WebConfig | None = None,
+                 idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
+        web_config = web_config or WebConfig()
+        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="metrics-http")
+        self._app = _App(registry, ready, web_config.users, self._pool)
+        # Bound here: a taken port fails now, not in the server's thread; port 0 is resolved.
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self._socket.listen(BACKLOG)
+        self.port: int = self._socket.getsockname()[1]
+        self._config = ServerConfig()
+        self._config.bind = [f"fd://{self._socket.fileno()}"]
+        self._config.backlog = BACKLOG
+        self._config.keep_alive_timeout = idle_timeout_s
+        self._config.read_timeout = idle_timeout_s
+        self._config.h11_max_incomplete_size = 16 * 1024
+        self._config.include_server_header = False
+        self._config.accesslog = None
+        self._config.errorlog = log
+        if web_config.cert_file:
+            self._config.certfile = web_config.cert_file
+            self._config.keyfile = web_config.key_file
+        self._address = host
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),),
+                                        name="metrics-http", daemon=True)
 
     def start(self) -> MetricsServer:
         self._thread.start()
-        log.info("serving /metrics, /healthz, /readyz on port %d", self.port)
+        self._started.wait(10)
+        log.info("serving /metrics, /healthz, /readyz on %s:%d", self._address, self.port)
         return self
 
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        self._started.set()
+        await serve(self._app, self._config, shutdown_trigger=self._stop.wait)
+
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(timeout=5)
+        self._pool.shutdown(wait=False)
+        with contextlib.suppress(OSError):  # hypercorn closes the descriptor it was given
+            self._socket.close()
 
 
-def _handler(registry: CollectorRegistry,
-             ready: Callable[[], tuple[bool, str]]) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
-            if path == "/metrics":
-                # 0.0.4: the text format every Prometheus 2.x negotiates (Debian ships 2.42).
-                self._send(200, generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4)
-            elif path == "/healthz":
-                self._send(200, b"ok\n")
-            elif path == "/readyz":
-                is_ready, why = ready()
-                self._send(200 if is_ready else 503, why.encode() + b"\n")
-            else:
-                self._send(404, b"not found: try /metrics, /healthz or /readyz\n")
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-        def _send(self, status: int, body: bytes,
-                  content_type: str = "text/plain; charset=utf-8") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:
-            log.debug("http: " + format, *args)
+class _App:
+    """The ASGI application: three paths, basic auth when users are configured. Anything that
+    takes CPU (rendering, bcrypt) runs on the worker pool, never on the event loop."""
 
-    return Handler
+    def __init__(self, registry: CollectorRegistry, ready: Callable[[], tuple[bool, str]],
+                 users: dict[str, bytes], pool: ThreadPoolExecutor) -> None:
+        self.registry = registry
+        self.ready = ready
+        self.users = users
+        self.pool = pool
+        self._verified: dict[tuple[str, bytes], bool] = {}
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        loop = asyncio.get_running_loop()
+        if self.users:
+            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            if not await loop.run_in_executor(self.pool, self._authorized, header):
+                await _respond(send, 401, b"unauthorized\n",
+                               [(b"www-authenticate", b'Basic realm="searchpulse"')])
+                return
+        path = scope["path"]
+        if path == "/metrics":
+            body = await loop.run_in_executor(self.pool, generate_latest, self.registry)
+            # 0.0.4: the text format every Prometheus 2.x negotiates (Debian ships 2.42).
+            await _respond(send, 200, body, content_type=CONTENT_TYPE_PLAIN_0_0_4)
+        elif path == "/healthz":
+            await _respond(send, 200, b"ok\n")
+        elif path == "/readyz":
+            is_ready, why = self.ready()
+            await _respond(send, 200 if is_ready else 503, why.encode() + b"\n")
+        else:
+            await _respond(send, 404, b"not found: try /metrics, /healthz or /readyz\n")
+
+    def _authorized(self, header: str) -> bool:
+        scheme, _, encoded = header.partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            user, _, password = base64.b64decode(encoded, validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        hashed = self.users.get(user)
+        if hashed is None:
+            return False
+        key = (user, hashlib.sha256(password.encode()).digest())
+        with self._lock:
+            if key in self._verified:
+                return True
+        if not bcrypt.checkpw(password.encode(), hashed):
+            return False
+        with self._lock:
+            if len(self._verified) >= _AUTH_CACHE:
+                self._verified.clear()
+            self._verified[key] = True
+        return True
+
+
+async def _respond(send: Send, status: int, body: bytes,
+                   headers: list[tuple[bytes, bytes]] | None = None,
+                   content_type: str = "text/plain; charset=utf-8") -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type.encode()),
+                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})

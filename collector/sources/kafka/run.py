@@ -42,8 +42,7 @@ def run_collector(config: Config) -> None:
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     registry.register(SearchpulseCollector(holder.view))
-    server = MetricsServer(registry, config["http.host"], config["http.port"],
-                           holder.ready).start()
+    server = MetricsServer.from_config(registry, config, holder.ready).start()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     delay = 1.0
