@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import time
 
 import pytest
 
@@ -17,7 +18,7 @@ from collector.config import load_config
 from collector.engine import Engine
 from collector.outcomes import normalize_query
 from collector.query_store import open_store
-from collector.replay import replay
+from collector.replay import exposition, replay
 from tests.conftest import UBI
 
 # Personal data of every kind the detectors know, written as people type it.
@@ -198,3 +199,23 @@ def test_store_keeps_rows_only_for_the_retention_period(tmp_path):
         store.close()
     # T0 is 2026-01-05; the newest day written is 2026-01-15: 7 days back, 2026-01-05 goes
     assert days == ["2026-01-10", "2026-01-15"]
+
+
+def test_a_scrape_with_hostile_queries_stays_fast():
+    """Three 60 KB zero-result queries without an @ (the old e-mail pattern took 20 s on
+    them), each typed by many clients: withheld as too long, never scanned."""
+    ubi = UBI()
+    hostile = ["a" * 60_000, "a." * 30_000, "1 " * 30_000]
+    stream = [ubi.query(f"h{n}-{i}", text, n * 10 + i, client=f"c{i}", hits=())
+              for n, text in enumerate(hostile) for i in range(5)]
+    engine = Engine(load_config(environ={}))
+    engine.process_all(stream)
+    engine.close()
+    exposition(engine)  # warm the detectors' imports
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        body = exposition(engine)
+        times.append(time.perf_counter() - started)
+    assert sorted(times)[2] < 0.1, times
+    assert b'reason="too_long"} 3.0' in body
