@@ -119,7 +119,8 @@ SETTINGS: tuple[Setting, ...] = (
             "CSV query,stratum (written by `searchpulse feedback`); empty: live sketch.",
             None),
     Setting("strata.known_item_patterns", list, [],
-            "Extra regexes (on the normalized query) that mark known-item searches.", None),
+            "Extra regexes (RE2 syntax, linear time; on the normalized query) that mark "
+            "known-item searches.", _linear_patterns),
     Setting("strata.known_item_titles_file", str, "",
             "File with one exact title per line; a query equal to one is a known-item search.",
             None),

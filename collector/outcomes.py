@@ -23,10 +23,14 @@ _EDGE = "".join(
 ) + " \t\n\r\x0b\x0c"
 
 
+MAX_QUERY_CHARS = 1000  # a query is its first thousand characters: no rule runs on more
+
+
 def normalize_query(text: str) -> str:
-    """NFKC, casefold, whitespace collapsed, leading and trailing punctuation stripped."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(folded.split()).strip(_EDGE)
+    """NFKC, casefold, whitespace collapsed, leading and trailing punctuation stripped, cut at
+    ``MAX_QUERY_CHARS`` (a megabyte of "query" costs no more than a long one downstream)."""
+    folded = unicodedata.normalize("NFKC", text[:4 * MAX_QUERY_CHARS]).casefold()
+    return " ".join(folded.split()).strip(_EDGE)[:MAX_QUERY_CHARS]
 
 
 def reformulation_kind(before: str, after: str) -> str:

@@ -7,22 +7,33 @@ when one is configured, else from a live, bounded heavy-hitter sketch of recent 
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Iterable
 from pathlib import Path
+
+import re2
 
 from collector.config import Config
 from collector.outcomes import normalize_query
 from collector.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
 
-# Matched against the whole normalized query.
+# Matched against the whole normalized query, on RE2 (linear time, whatever the query).
 DEFAULT_KNOWN_ITEM_PATTERNS = (
-    # SKU / part / model number: one token of 5–20 characters mixing letters and digits.
-    r"(?=[a-z0-9._/-]{5,20}$)(?=[^ ]*\d)(?=[^ ]*[a-z])[a-z0-9]+(?:[-._/][a-z0-9]+)*",
     r"(?:isbn(?:-1[03])?[: ]*)?(?:\d[- ]?){9}[\dx]",  # ISBN-10
     r"(?:isbn(?:-1[03])?[: ]*)?97[89](?:[- ]?\d){10}",  # ISBN-13
     r"\d{8}|\d{12,14}",  # EAN-8, UPC-A, EAN-13, GTIN-14
 )
+# SKU / part / model number: one token of 5–20 characters mixing letters and digits (RE2 has no
+# lookahead, so the length and the mix are checked in Python).
+_SKU_SHAPE = re2.compile(r"[a-z0-9]+(?:[-._/][a-z0-9]+)*")
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_DIGITS = frozenset("0123456789")
+
+
+def is_sku(normalized: str) -> bool:
+    return (5 <= len(normalized) <= 20 and _SKU_SHAPE.fullmatch(normalized) is not None
+            and not _LETTERS.isdisjoint(normalized) and not _DIGITS.isdisjoint(normalized))
+
+
 _UNSET = -1
 
 
@@ -137,8 +148,8 @@ class StrataClassifier:
         table: dict[str, int] | None = None,
         cache_size: int = 200_000,
     ) -> None:
-        self.known_item = re.compile("|".join(f"(?:{p})" for p in (*DEFAULT_KNOWN_ITEM_PATTERNS,
-                                                                      *patterns)))
+        self.known_item = re2.compile("|".join(f"(?:{p})" for p in (*DEFAULT_KNOWN_ITEM_PATTERNS,
+                                                                       *patterns)))
         self.titles = set(titles)
         self.table = table
         self.sketch = HeavyHitters(sketch_capacity, head_share, torso_share)
@@ -168,7 +179,8 @@ class StrataClassifier:
         return found
 
     def is_known_item(self, normalized: str) -> bool:
-        return normalized in self.titles or self.known_item.fullmatch(normalized) is not None
+        return (normalized in self.titles or is_sku(normalized)
+                or self.known_item.fullmatch(normalized) is not None)
 
     def _fixed(self, normalized: str) -> int:
         if self.is_known_item(normalized):

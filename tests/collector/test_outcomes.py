@@ -29,3 +29,15 @@ def test_normalize(raw, normalized):
 ])
 def test_reformulation_kind(before, after, kind):
     assert reformulation_kind(before, after) == kind
+
+
+def test_a_megabyte_query_is_its_first_thousand_characters_and_stalls_nothing(ubi, engine):
+    import time
+
+    from collector.outcomes import MAX_QUERY_CHARS, normalize_query
+
+    assert normalize_query("Ab " * 1_000_000) == ("ab " * 334)[:MAX_QUERY_CHARS].strip()
+    started = time.perf_counter()  # two huge queries in one session: a reformulation check
+    engine([ubi.query("q1", "a" * 1_000_000, 0, hits=()),
+            ubi.query("q2", "b" * 999_999 + "c", 10, hits=())])
+    assert time.perf_counter() - started < 1.0

@@ -61,3 +61,17 @@ def test_heavy_hitters_memory_is_bounded():
     for i in range(10_000):
         sketch.observe(f"q{i}")
         assert len(sketch.counts) <= 2 * 50
+
+
+def test_known_item_rules_are_linear_on_hostile_queries():
+    import time
+
+    classifier = StrataClassifier()
+    for hostile in ("a1" * 500_000, "1-" * 500_000, "isbn " * 200_000):
+        started = time.perf_counter()
+        classifier.is_known_item(hostile)
+        assert time.perf_counter() - started < 0.5
+    with pytest.raises(Exception, match="linear-time"):
+        from collector.config import load_config
+
+        load_config(environ={}, overrides={"strata.known_item_patterns": "(?=a)b"})
