@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 from collector.config import Config
 from collector.engine import Engine
 from collector.http import MetricsServer
-from collector.metrics import SearchpulseCollector
+from collector.metrics import Exposition
 from collector.sources.simulator import SimulationSpec, Simulator
 from collector.store_writer import StoreHealthCollector, StoreWriter
 from collector.summary import quality_summary
@@ -72,10 +72,9 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     stats = [engine.query_stats]
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
-    registry.register(SearchpulseCollector(engine.view))
     if writer is not None:
         registry.register(StoreHealthCollector(writer))
-    server = MetricsServer.from_config(registry, config).start()
+    server = MetricsServer.from_config(Exposition(engine.view, registry).render, config).start()
     view = LiveView(out)
     started = time.monotonic()
     try:

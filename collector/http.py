@@ -1,6 +1,7 @@
 """HTTP endpoints: ``/metrics`` (Prometheus text), ``/healthz`` (process alive), ``/readyz``.
 
-Served the way Prometheus exporters serve them, by hypercorn (an asyncio HTTP server): an idle
+``render`` writes the /metrics body (``metrics.Exposition.render``). Served the way Prometheus
+exporters serve them, by hypercorn (an asyncio HTTP server): an idle
 connection, or one that stalls mid-request, costs no thread and is closed after
 ``IDLE_TIMEOUT_S``; exposition text is rendered by a fixed pool of ``WORKERS`` threads; the
 listen backlog is a normal one. (The standard library's server keeps each idle connection in a
@@ -39,7 +40,6 @@ import bcrypt
 import yaml
 from hypercorn.asyncio import serve
 from hypercorn.config import Config as ServerConfig
-from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from collector.config import Config, ConfigError
@@ -98,20 +98,20 @@ def listen_address(value: str) -> tuple[str, int]:
 
 class MetricsServer:
     @classmethod
-    def from_config(cls, registry: CollectorRegistry, config: Config,
+    def from_config(cls, render: Callable[[], bytes], config: Config,
                     ready: Callable[[], tuple[bool, str]] = lambda: (True, "ready"),
                     ) -> MetricsServer:
         path = config["http.web_config_file"]
-        return cls(registry, config["http.host"], config["http.port"], ready,
+        return cls(render, config["http.host"], config["http.port"], ready,
                    WebConfig.load(path) if path else None)
 
-    def __init__(self, registry: CollectorRegistry, host: str, port: int,
+    def __init__(self, render: Callable[[], bytes], host: str, port: int,
                  ready: Callable[[], tuple[bool, str]] = lambda: (True, "ready"),
                  web_config: WebConfig | None = None,
                  idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         web_config = web_config or WebConfig()
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="metrics-http")
-        self._app = _App(registry, ready, web_config.users, self._pool)
+        self._app = _App(render, ready, web_config.users, self._pool)
         # Bound here: a taken port fails now, not in the server's thread; port 0 is resolved.
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
@@ -167,9 +167,9 @@ class _App:
     """The ASGI application: three paths, basic auth when users are configured. Anything that
     takes CPU (rendering, bcrypt) runs on the worker pool, never on the event loop."""
 
-    def __init__(self, registry: CollectorRegistry, ready: Callable[[], tuple[bool, str]],
+    def __init__(self, render: Callable[[], bytes], ready: Callable[[], tuple[bool, str]],
                  users: dict[str, bytes], pool: ThreadPoolExecutor) -> None:
-        self.registry = registry
+        self.render = render
         self.ready = ready
         self.users = users
         self.pool = pool
@@ -193,7 +193,7 @@ class _App:
                 return
         path = scope["path"]
         if path == "/metrics":
-            body = await loop.run_in_executor(self.pool, generate_latest, self.registry)
+            body = await loop.run_in_executor(self.pool, self.render)
             # 0.0.4: the text format every Prometheus 2.x negotiates (Debian ships 2.42).
             await _respond(send, 200, body, content_type=CONTENT_TYPE_PLAIN_0_0_4)
         elif path == "/healthz":

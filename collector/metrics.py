@@ -1,15 +1,24 @@
-"""Metric names, help texts and the custom collector that exposes the engine's plain counts.
+"""Metric names, help texts and the /metrics text of the engine's plain counts.
 
 One table per metric group keeps each name next to its help and the attribute it reads, so a
-reader goes from docs/metrics.md to the exposed number in one hop. The collector only reads:
-scrapes run in the HTTP thread while the engine thread counts.
+reader goes from docs/metrics.md to the exposed number in one hop. Exposition only reads:
+scrapes run in the HTTP threads while the engine thread counts.
+
+The quality series (up to application cap × variant cap × 4 strata, each with 11 counters and
+3 histograms) are written as text directly from their plain numbers: prometheus_client builds a
+Sample object per value, which at the label caps cost 250 ms and held the GIL for that long at
+every scrape. The bytes are prometheus_client's own (same names, label order, number format:
+tests compare them byte for byte with its formatter); the few other families still go through
+it (``SearchpulseCollector``).
 """
 
 from __future__ import annotations
 
 import platform
+import threading
 from collections.abc import Callable, Iterator
 
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -17,6 +26,7 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from collector import __version__
 from collector import accounting as acc
@@ -67,41 +77,89 @@ GAUGE_HELP = {
 }
 
 
-class SearchpulseCollector(Collector):
-    """Yields every searchpulse metric family from a ``View`` taken at scrape time."""
+class Exposition:
+    """The /metrics body: the quality series written directly, then every other family
+    (``registry``: process, store and consumer health) through prometheus_client — all from
+    one ``View`` per scrape. The quality text of a view is written once (a Kafka collector
+    exposes the same view until its next checkpoint)."""
 
-    def __init__(self, view: Callable[[], View]) -> None:
+    def __init__(self, view: Callable[[], View], registry: CollectorRegistry | None = None
+                 ) -> None:
+        self.view = view
+        self.registry = registry or CollectorRegistry()
+        self._current: View | None = None
+        self.registry.register(SearchpulseCollector(lambda: self._current))
+        self._lock = threading.Lock()
+        self._written: tuple[View | None, bytes] = (None, b"")
+
+    def render(self) -> bytes:
+        with self._lock:  # one view per scrape, for both parts
+            view = self._current = self.view()
+            written, quality = self._written
+            if written is not view:
+                quality = quality_text(view.series)
+                self._written = (view, quality)
+            return quality + generate_latest(self.registry)
+
+
+class SearchpulseCollector(Collector):
+    """Yields the pipeline and state families (a few dozen samples) of a ``View``."""
+
+    def __init__(self, view: Callable[[], View | None]) -> None:
         self.view = view
 
     def collect(self) -> Iterator[Metric]:
         view = self.view()
-        yield from _quality(view.series)
-        yield from _pipeline(view)
-        yield from _state(view)
+        if view is not None:
+            yield from _pipeline(view)
+            yield from _state(view)
 
 
-def _quality(series: list[QualitySeries]) -> Iterator[Metric]:
+def quality_text(series: list[QualitySeries]) -> bytes:
+    """The quality families in the text format 0.0.4, exactly as prometheus_client writes
+    them (labels sorted by name, values as Go floats)."""
+    base = [f'application="{_escape(s.application)}",stratum="{_escape(s.stratum)}",'
+            f'variant="{_escape(s.variant)}"' for s in series]
+    lines: list[str] = []
+    add = lines.append
     for name, attribute, help_text in QUALITY_COUNTERS:
-        family = CounterMetricFamily(name, help_text, labels=QUALITY_LABELS)
-        for s in series:
-            family.add_metric((s.application, s.stratum, s.variant), getattr(s, attribute))
-        yield family
-    family = CounterMetricFamily(
-        "searchpulse_reformulated_searches",
-        "Searches reformulated by the next search of their session, by kind.",
-        labels=(*QUALITY_LABELS, "kind"))
+        _header(add, f"{name}_total", help_text, "counter")
+        for s, labels in zip(series, base, strict=True):
+            add(f"{name}_total{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
+    _header(add, "searchpulse_reformulated_searches_total",
+            "Searches reformulated by the next search of their session, by kind.", "counter")
     for s in series:
-        counts = s.reformulated
+        head = f'application="{_escape(s.application)}",kind="'
+        tail = f'",stratum="{_escape(s.stratum)}",variant="{_escape(s.variant)}"'
         for kind in REFORMULATION_KINDS:
-            family.add_metric((s.application, s.stratum, s.variant, kind), counts[kind])
-    yield family
+            add(f"searchpulse_reformulated_searches_total{{{head}{kind}{tail}}} "
+                f"{floatToGoString(s.reformulated[kind])}\n")
     for name, attribute, help_text in QUALITY_HISTOGRAMS:
-        family = HistogramMetricFamily(name, help_text, labels=QUALITY_LABELS)
-        for s in series:
+        _header(add, name, help_text, "histogram")
+        for s, labels in zip(series, base, strict=True):
             buckets = getattr(s, attribute)
-            if buckets.count:  # a never-observed histogram adds 15 samples and no data
-                family.add_metric((s.application, s.stratum, s.variant), *_cumulative(buckets))
-        yield family
+            if not buckets.count:  # a never-observed histogram adds 15 samples and no data
+                continue
+            head = f'{name}_bucket{{application="{_escape(s.application)}",le="'
+            tail = f'",stratum="{_escape(s.stratum)}",variant="{_escape(s.variant)}"}} '
+            running = 0
+            for bound, count in zip(buckets.bounds, buckets.counts, strict=False):
+                running += count
+                add(f"{head}{floatToGoString(bound)}{tail}{floatToGoString(running)}\n")
+            running += buckets.counts[-1]
+            add(f"{head}+Inf{tail}{floatToGoString(running)}\n")
+            add(f"{name}_count{{{labels}}} {floatToGoString(running)}\n")
+            add(f"{name}_sum{{{labels}}} {floatToGoString(buckets.sum)}\n")
+    return "".join(lines).encode()
+
+
+def _header(add: Callable[[str], None], name: str, help_text: str, kind: str) -> None:
+    escaped = help_text.replace("\\", r"\\").replace("\n", r"\n")
+    add(f"# HELP {name} {escaped}\n# TYPE {name} {kind}\n")
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 def _pipeline(view: View) -> Iterator[Metric]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 
-from prometheus_client import CollectorRegistry, generate_latest
 from tqdm import tqdm
 
 from collector.config import Config
 from collector.deadletter import DeadLetterFile
 from collector.engine import Engine
-from collector.metrics import SearchpulseCollector
+from collector.metrics import Exposition
 from collector.query_store import StoreError
 from collector.redaction import redact
 from collector.sources.files import InputError, input_size, read_batches
@@ -110,9 +109,7 @@ def _process(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter
 
 def exposition(engine: Engine) -> bytes:
     """The engine's metrics in the Prometheus text format, as a scrape would see them."""
-    registry = CollectorRegistry()
-    registry.register(SearchpulseCollector(engine.view))
-    return generate_latest(registry)
+    return Exposition(engine.view).render()
 
 
 def _counting_bytes(batches: Iterable[list[bytes]], bar: tqdm) -> Iterator[list[bytes]]:

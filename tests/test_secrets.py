@@ -61,10 +61,13 @@ def test_feedback_summary_and_report_mask_a_password_parameter(postgres_database
     log.write_bytes(b"\n".join(ubi.query(f"q{i}", "tent", i, client=f"c{i}", hits=())
                                for i in range(5)) + b"\n")
     assert main(["replay", str(log), "--store", url]) == EXIT_OK
+    replayed = _everything(capsys, caplog)
     out = tmp_path / "out"
     assert main(["feedback", "--store", url, "--out", str(out), "--json"]) == EXIT_OK
-    output = _everything(capsys, caplog)
-    summary = json.loads(output[output.index("{"):output.rindex("}") + 1])
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    output = replayed + captured.out + captured.err + "\n".join(
+        r.getMessage() for r in caplog.records)
     assert summary["store"].endswith("password=***")
     assert SECRET not in output
     assert SECRET not in (out / "report.html").read_text()

@@ -11,19 +11,20 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 import bcrypt
 import pytest
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from collector.config import ConfigError
 from collector.http import MetricsServer, WebConfig, WebConfigError, listen_address
 
 
-def registry() -> CollectorRegistry:
+def registry() -> Callable[[], bytes]:
     built = CollectorRegistry()
     Counter("demo_total", "a counter", registry=built).inc(3)
-    return built
+    return lambda: generate_latest(built)
 
 
 def scrape_seconds(url: str, **kw) -> tuple[float, bytes]:

@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
 import pytest
-from prometheus_client import CollectorRegistry
+from prometheus_client.parser import text_string_to_metric_families
 
 from collector.http import MetricsServer
-from collector.metrics import SearchpulseCollector
+from collector.replay import exposition
 
 
-def scrape_registry(engine) -> CollectorRegistry:
-    registry = CollectorRegistry()
-    registry.register(SearchpulseCollector(engine.view))
-    return registry
+class Scrape:
+    """A scrape's samples, read back by prometheus_client's own text parser."""
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        self.samples = {(s.name, frozenset(s.labels.items())): s.value
+                        for family in text_string_to_metric_families(text.decode())
+                        for s in family.samples}
+
+    def get_sample_value(self, name: str, labels: dict[str, str] | None = None) -> float | None:
+        return self.samples.get((name, frozenset((labels or {}).items())))
+
+
+def scrape_registry(engine) -> Scrape:
+    return Scrape(exposition(engine))
 
 
 def test_samples_have_exact_values(ubi, engine):
@@ -81,7 +93,7 @@ def test_label_cap_folds_into_other(ubi, engine):
 def test_http_endpoints_and_promtool_accepts_a_real_scrape(ubi, engine, tmp_path):
     e = engine([ubi.query("q1", "shoes", 0, latency_ms=120), ubi.click("q1", 3)])
     ready = {"value": (False, "waiting for partitions")}
-    server = MetricsServer(scrape_registry(e), "127.0.0.1", 0, lambda: ready["value"]).start()
+    server = MetricsServer(lambda: exposition(e), "127.0.0.1", 0, lambda: ready["value"]).start()
     base = f"http://127.0.0.1:{server.port}"
     try:
         with urllib.request.urlopen(base + "/metrics") as response:
@@ -103,3 +115,73 @@ def test_http_endpoints_and_promtool_accepts_a_real_scrape(ubi, engine, tmp_path
                              check=False)
     assert checked.returncode == 0 and checked.stdout == b"" and checked.stderr == b"", \
         checked.stdout + checked.stderr
+
+
+def quality_families_by_prometheus_client(series) -> bytes:
+    """The oracle: the quality families built as prometheus_client Metric objects and written
+    by its own formatter (what searchpulse exposed before writing them directly)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
+    from collector.metrics import QUALITY_COUNTERS, QUALITY_HISTOGRAMS, _cumulative
+    from collector.outcomes import REFORMULATION_KINDS
+
+    labels = ("application", "stratum", "variant")
+
+    class Oracle:
+        def collect(self):
+            for name, attribute, help_text in QUALITY_COUNTERS:
+                family = CounterMetricFamily(name, help_text, labels=labels)
+                for s in series:
+                    family.add_metric((s.application, s.stratum, s.variant),
+                                      getattr(s, attribute))
+                yield family
+            family = CounterMetricFamily(
+                "searchpulse_reformulated_searches",
+                "Searches reformulated by the next search of their session, by kind.",
+                labels=(*labels, "kind"))
+            for s in series:
+                for kind in REFORMULATION_KINDS:
+                    family.add_metric((s.application, s.stratum, s.variant, kind),
+                                      s.reformulated[kind])
+            yield family
+            for name, attribute, help_text in QUALITY_HISTOGRAMS:
+                family = HistogramMetricFamily(name, help_text, labels=labels)
+                for s in series:
+                    if getattr(s, attribute).count:
+                        family.add_metric((s.application, s.stratum, s.variant),
+                                          *_cumulative(getattr(s, attribute)))
+                yield family
+
+    registry = CollectorRegistry()
+    registry.register(Oracle())
+    return generate_latest(registry)
+
+
+def test_quality_text_is_byte_for_byte_what_prometheus_client_writes(ubi, engine):
+    from collector.metrics import quality_text
+
+    e = engine([ubi.query("q1", "shoes", 0, latency_ms=500), ubi.click("q1", 3, position=2),
+                ubi.query("q2", "tent", 1, client="c2", total_hits=0, latency_ms=1e6),
+                ubi.query("q3", "lamp", 2, client="c3", app="mobile", variant='B"\\\n'),
+                ubi.query("q4", "lamps", 20, client="c3", app="mobile", variant='B"\\\n'),
+                *(ubi.query(f"m{i}", "sofa", 30 + i, client=f"m{i}", latency_ms=3e6)
+                  for i in range(1_200))])
+    series = e.view().series
+    assert quality_text(series) == quality_families_by_prometheus_client(series)
+
+
+def test_a_scrape_at_the_label_caps_takes_milliseconds():
+    from benchmarks.collector_bench import engine_at_caps
+
+    e = engine_at_caps()
+    assert len(e.table.series) == 1600
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        body = exposition(e)
+        times.append(time.perf_counter() - started)
+    assert sorted(times)[2] < 0.1, times  # the goal is 50 ms; the bound leaves room for noise
+    assert Scrape(body).get_sample_value(
+        "searchpulse_searches_total",
+        {"application": "app3", "stratum": "head", "variant": "v7"}) is not None

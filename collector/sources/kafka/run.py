@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
 from collector.http import MetricsServer
-from collector.metrics import SearchpulseCollector
+from collector.metrics import Exposition
 from collector.sources.kafka.consumer import KafkaCollector
 from collector.sources.kafka.health import KafkaHealthCollector
 from collector.store_writer import StoreHealthCollector
@@ -41,8 +41,8 @@ def run_collector(config: Config) -> None:
     stop = threading.Event()
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
-    registry.register(SearchpulseCollector(holder.view))
-    server = MetricsServer.from_config(registry, config, holder.ready).start()
+    server = MetricsServer.from_config(Exposition(holder.view, registry).render, config,
+                                       holder.ready).start()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     delay = 1.0
