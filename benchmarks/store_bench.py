@@ -32,6 +32,7 @@ import numpy as np
 from tqdm import tqdm
 
 from benchmarks.collector_bench import CACHE, simulated_log
+from collector.query_stats import CLIENT_MARKS
 from collector.query_store import open_store
 
 DAYS = 90
@@ -89,6 +90,10 @@ def build_store(path: Path, rows: int, seed: int = 5) -> None:
     day_names = [time.strftime("%Y-%m-%d", time.gmtime((FIRST_DAY + d) * 86400))
                  for d in range(DAYS)]
     items = json.dumps({f"doc-{i}": 10 - i for i in range(10)}, separators=(",", ":"))
+    # distinct clients: one per search, as many as the store keeps marks of
+    marks = np.minimum(searches, CLIENT_MARKS)
+    clients = [json.dumps({f"{m:08x}": 1 for m in range(n)}, separators=(",", ":"))
+               for n in range(CLIENT_MARKS + 1)]
     open_store(f"sqlite:///{path}").close()  # the collector's schema
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode=OFF")
@@ -104,10 +109,11 @@ def build_store(path: Path, rows: int, seed: int = 5) -> None:
                 clicked[part].tolist(), (clicked[part] * 5 // 4).tolist(),
                 (clicked[part] // 8).tolist(), reformulated[part].tolist(),
                 abandoned[part].tolist(), (clicked[part] * 0.6).tolist(),
-                *([items] * chunk, [items] * chunk, ["{}"] * chunk), strict=False)
+                *([items] * chunk, [items] * chunk, ["{}"] * chunk),
+                (clients[m] for m in marks[part].tolist()), marks[part].tolist(), strict=False)
             with db:
                 db.executemany("INSERT INTO query_stats VALUES "
-                               f"({', '.join(['?'] * 15)})", values)
+                               f"({', '.join(['?'] * 17)})", values)
             bar.update(min(chunk, len(rank) - start))
     db.close()
 
@@ -178,7 +184,7 @@ def flush_cost(rounds: int) -> dict:
 
 
 def feedback_job(rows: int, rounds: int) -> dict:
-    path = CACHE / f"feedback-{rows}.db"
+    path = CACHE / f"feedback-{rows}-v2.db"  # v2: with client marks (session 4)
     if not path.exists():
         build_store(path, rows)
     stored = sqlite3.connect(path).execute("SELECT COUNT(*) FROM query_stats").fetchone()[0]

@@ -28,6 +28,9 @@ from collector.redaction import redact
 _COLUMNS = (*COUNTS, "reciprocal_rank_sum")
 _ITEMS = ("shown", "clicked_documents", "reformulations", "clients")
 _KEY = "application, query, day"
+# Distinct client marks of the row's day (≤ CLIENT_MARKS): read by the feedback job without
+# parsing JSON; their maximum over days is a lower bound of the period's distinct clients.
+_MARKS = "client_marks"
 _MERGE = "searchpulse_merge_counts"
 
 
@@ -37,7 +40,8 @@ def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
     items = ", ".join(f"{c} TEXT NOT NULL" for c in _ITEMS)
     return (
         f"CREATE TABLE IF NOT EXISTS query_stats (application TEXT NOT NULL, query TEXT NOT NULL,"
-        f" day TEXT NOT NULL, {counts}, {items}, PRIMARY KEY ({_KEY})){suffix}",
+        f" day TEXT NOT NULL, {counts}, {items}, {_MARKS} {integer} NOT NULL DEFAULT 0, "
+        f"PRIMARY KEY ({_KEY})){suffix}",
         "CREATE TABLE IF NOT EXISTS store_offsets (consumer_group TEXT NOT NULL, "
         f"topic TEXT NOT NULL, kafka_partition INTEGER NOT NULL, safe_offset {integer} NOT NULL, "
         f"high_offset {integer} NOT NULL, PRIMARY KEY (consumer_group, topic, kafka_partition))"
@@ -56,7 +60,8 @@ LANGUAGE sql IMMUTABLE AS $$
 $$"""
 
 _SUMS = ", ".join(f"SUM({c}) AS {c}" for c in _COLUMNS)
-_TOTALS = (f"SELECT application, query, {_SUMS}, COUNT(*) AS days FROM query_stats "
+_TOTALS = (f"SELECT application, query, {_SUMS}, COUNT(*) AS days, "
+           f"MAX({_MARKS}) AS {_MARKS} FROM query_stats "
            "WHERE day >= ? GROUP BY application, query HAVING SUM(searches) >= ? "
            "ORDER BY application{binary}, query{binary}")
 _APPLICATION_TOTALS = (f"SELECT application, {_SUMS} FROM query_stats WHERE day >= ? "
@@ -74,13 +79,15 @@ _UPSERT_OFFSETS = (
 Offsets = dict[tuple[str, int], tuple[int, int]]  # (topic, partition) → (safe, high-water)
 
 
-def _upsert(keep: dict[str, int]) -> str:
-    return (f"INSERT INTO query_stats ({_KEY}, {', '.join(_COLUMNS)}, {', '.join(_ITEMS)}) "
-            f"VALUES ({', '.join(['?'] * (3 + len(_COLUMNS) + len(_ITEMS)))}) "
+def _upsert(keep: dict[str, int], count_keys: str) -> str:
+    """``count_keys``: the database's expression for the number of keys of a JSON object."""
+    merged = {c: f"{_MERGE}(query_stats.{c}, excluded.{c}, {keep[c]})" for c in _ITEMS}
+    return (f"INSERT INTO query_stats ({_KEY}, {', '.join(_COLUMNS)}, {', '.join(_ITEMS)}, "
+            f"{_MARKS}) VALUES ({', '.join(['?'] * (4 + len(_COLUMNS) + len(_ITEMS)))}) "
             f"ON CONFLICT ({_KEY}) DO UPDATE SET "
             + ", ".join([f"{c} = query_stats.{c} + excluded.{c}" for c in _COLUMNS]
-                        + [f"{c} = {_MERGE}(query_stats.{c}, excluded.{c}, {keep[c]})"
-                           for c in _ITEMS]))
+                        + [f"{c} = {merged[c]}" for c in _ITEMS]
+                        + [f"{_MARKS} = {count_keys.format(merged['clients'])}"]))
 
 
 _encode = msgspec.json.Encoder().encode  # C, ~20× json.dumps with custom separators
@@ -130,6 +137,7 @@ class QueryStore:
 
     placeholder = "?"
     binary = ""  # the collation that orders text by code point (SQLite's default)
+    count_keys = "(SELECT COUNT(*) FROM json_each({}))"
     errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, url: str, db: Any, schema: tuple[str, ...],
@@ -140,7 +148,7 @@ class QueryStore:
         self.items_per_flush = items_per_flush
         self._sql = {name: sql.replace("?", self.placeholder).replace("{binary}", self.binary)
                      for name, sql in (
-            ("rows", _upsert(items_per_flush)), ("offsets", _UPSERT_OFFSETS),
+            ("rows", _upsert(items_per_flush, self.count_keys)), ("offsets", _UPSERT_OFFSETS),
             ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
             ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF),
             ("clients_of", _CLIENTS_OF),
@@ -159,15 +167,15 @@ class QueryStore:
             raise _failure(url, error) from None
 
     def _upgrade(self) -> None:
-        """Stores written by an older version lack the item columns added since."""
-        for column in _ITEMS:
+        """Stores written by an older version lack the columns added since."""
+        added = [(c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS]
+        for column, kind in [*added, (_MARKS, "INTEGER NOT NULL DEFAULT 0")]:
             try:
                 with self._transaction():
                     self.db.execute(f"SELECT {column} FROM query_stats LIMIT 0")
             except self.errors:
                 with self._transaction():
-                    self.db.execute(f"ALTER TABLE query_stats ADD COLUMN {column} TEXT NOT NULL "
-                                    "DEFAULT '{}'")
+                    self.db.execute(f"ALTER TABLE query_stats ADD COLUMN {column} {kind}")
 
     def add(self, rows: Iterable[tuple[Key, QueryRow]], offsets: Offsets | None = None,
             group: str = "") -> None:
@@ -181,7 +189,8 @@ class QueryStore:
              row.searches, row.zero_result, row.clicked, row.ranked_clicked, row.clicks,
              row.converted, row.reformulated, row.abandoned, row.reciprocal_rank_sum,
              top_items(row.shown, shown), top_items(row.clicked_documents, clicked),
-             top_items(row.reformulations, reformulations), top_items(row.clients, clients))
+             top_items(row.reformulations, reformulations), top_items(row.clients, clients),
+             min(len(row.clients), clients))
             for (day, application, query), row in rows]
         try:
             with self._transaction():
@@ -226,7 +235,7 @@ class QueryStore:
         (application, query) order; only pairs with at least ``min_searches`` searches (the
         database drops the long tail of one-off queries, not the job's memory)."""
         frame = self._frame("totals", (since_day, min_searches))
-        return frame.astype({c: "int64" for c in (*COUNTS, "days")} | {
+        return frame.astype({c: "int64" for c in (*COUNTS, "days", _MARKS)} | {
             "reciprocal_rank_sum": "float64"})
 
     def application_totals(self, since_day: str) -> pd.DataFrame:
@@ -304,6 +313,7 @@ class SqliteStore(QueryStore):
 class PostgresStore(QueryStore):
     placeholder = "%s"
     binary = ' COLLATE "C"'  # the same order as SQLite, whatever the database's locale
+    count_keys = "(SELECT COUNT(*) FROM jsonb_object_keys(({})::jsonb))"
 
     def __init__(self, url: str, items_per_flush: dict[str, int], read_only: bool,
                  retention_days: int = 0) -> None:

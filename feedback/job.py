@@ -91,9 +91,6 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates: "
                                 f"run the collector with --store first")
         since = since_day(request.since, until)
-        release = FeedbackRelease(detectors, config["feedback.min_distinct_clients"],
-                                  lambda application, query: store.client_marks(
-                                      application, query, since))
         applications = store.application_totals(since)
         if applications.empty:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
@@ -101,6 +98,11 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         total = int(applications["searches"].sum())
         frame = store.totals(since, config["feedback.min_searches"])
         volume = store.query_volumes(since, _MIN_STRATUM_VOLUME)
+        release = FeedbackRelease(
+            detectors, config["feedback.min_distinct_clients"],
+            lambda application, query: store.client_marks(application, query, since),
+            dict(zip(zip(frame["application"], frame["query"], strict=True),
+                     frame["client_marks"].tolist(), strict=True)))
         steps.update()
         steps.set_postfix_str("signals and strata")
         add_signals(frame, applications, z_score(config["feedback.confidence"]))
@@ -137,8 +139,8 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
                                                   top_failing["query"], strict=True)),
             bool, count=len(top_failing))].head(TOP_FAILING)
         applications = frame.groupby("query")["application"].agg(tuple).to_dict()
-        listed = listed_strata(strata, lambda query: release.reason(
-            query, applications.get(query, ())) is None)
+        listed = listed_strata(strata, lambda query: release.listable(
+            query, applications.get(query, ())))
         steps.update()
     finally:
         store.close()

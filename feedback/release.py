@@ -18,10 +18,15 @@ MarksOf = Callable[[str, str], set[str]]
 
 
 class FeedbackRelease:
-    def __init__(self, detectors: PersonalData, min_clients: int, marks_of: MarksOf) -> None:
+    """``known``: (application, query) → a lower bound of its distinct clients (the store's
+    daily client marks, at their maximum): when it reaches k, no lookup is needed."""
+
+    def __init__(self, detectors: PersonalData, min_clients: int, marks_of: MarksOf,
+                 known: dict[tuple[str, str], int] | None = None) -> None:
         self.detectors = detectors
         self.min_clients = min_clients
         self.marks_of = marks_of
+        self.known = known or {}
         self._refused: dict[str, set[str]] = {}  # reason → the queries refused for it
         self._decided: dict[tuple[str, ...], str | None] = {}
 
@@ -47,7 +52,7 @@ class FeedbackRelease:
         if key in self._decided:
             return self._decided[key]
         reason = self._rule_one(query)
-        if reason is None:
+        if reason is None and not self._known_enough(query, applications):
             marks = set().union(*(self.marks_of(a, query) for a in applications))
             if len(marks) < self.min_clients:
                 reason = FEW_CLIENTS
@@ -55,6 +60,20 @@ class FeedbackRelease:
         if reason:
             self._refused.setdefault(reason, set()).add(query)
         return reason
+
+    def listable(self, query: str, applications: Iterable[str]) -> bool:
+        """Both rules from what is known without a lookup (for lists of a million queries:
+        strata.csv): rule 2 by the lower bound only, so a query whose clients are spread over
+        days and applications may be left out; never one that fails."""
+        reason = self._rule_one(query)
+        if reason is None and not self._known_enough(query, applications):
+            reason = FEW_CLIENTS
+        if reason:
+            self._refused.setdefault(reason, set()).add(query)
+        return reason is None
+
+    def _known_enough(self, query: str, applications: Iterable[str]) -> bool:
+        return any(self.known.get((a, query), 0) >= self.min_clients for a in applications)
 
     def _rule_one(self, query: str) -> str | None:
         if query.startswith(("=", "+")):

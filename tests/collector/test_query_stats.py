@@ -193,3 +193,25 @@ def test_an_unusable_store_is_a_clear_error(tmp_path):
         open_store("mysql://db/x")
     with pytest.raises(StoreError, match=r"postgresql://reader:\*\*\*@127.0.0.1:1/x"):
         open_store("postgresql://reader:s3cret@127.0.0.1:1/x")
+
+
+def test_client_marks_of_a_day_are_the_union_of_its_flushes(store_url):
+    """Two flushes of one row, clients {a, b} then {b, c}: three distinct marks, in the
+    JSON object and in the column the feedback job reads; other days stay apart."""
+    store = open_store(store_url)
+    try:
+        for clients, ts in ((("a", "b"), 2e9), (("b", "c"), 2e9), (("d",), 2e9 + 86400)):
+            stats = QueryStats()
+            row = stats.row(ts, "web", "tent")
+            row.searches = len(clients)
+            for client in clients:
+                stats.mark(row, client)
+            store.add(stats.drain().items())
+        rows = list(store.rows())
+        assert [(r["day"], r["client_marks"], len(r["clients"])) for r in rows] == [
+            ("2033-05-18", 3, 3), ("2033-05-19", 1, 1)]
+        assert len(store.client_marks("web", "tent", "2033-05-18")) == 4
+        totals = store.totals("2033-05-18")
+        assert totals["client_marks"].tolist() == [3]  # the largest day: a lower bound
+    finally:
+        store.close()
