@@ -74,7 +74,9 @@ def build():
         (4, 4, 8, 4), red_above(1)))
     overview = overview.with_panel(table_panel(
         10, "Top zero-result queries", "The most frequent zero-result queries per application "
-        "over the last 15 minutes of event time (scrubbed of personal data).", "short",
+        "over the last 15 minutes of event time: only queries no personal-data detector fires "
+        "on and that at least 3 distinct clients typed (the rest is counted in "
+        "searchpulse_top_zero_result_queries_withheld).", "short",
         q.TOP_ZERO_RESULT_QUERIES, (8, 12, 12, 4)))
     row = 12
     for panel_id, (title, (numerator, denominator)) in enumerate(q.RATES.items(), start=11):
