@@ -30,8 +30,9 @@ _DIGITS = frozenset("0123456789")
 
 
 def is_sku(normalized: str) -> bool:
-    return (5 <= len(normalized) <= 20 and _SKU_SHAPE.fullmatch(normalized) is not None
-            and not _LETTERS.isdisjoint(normalized) and not _DIGITS.isdisjoint(normalized))
+    return (5 <= len(normalized) <= 20 and not _DIGITS.isdisjoint(normalized)
+            and not _LETTERS.isdisjoint(normalized)
+            and _SKU_SHAPE.fullmatch(normalized) is not None)
 
 
 _UNSET = -1
@@ -148,8 +149,12 @@ class StrataClassifier:
         table: dict[str, int] | None = None,
         cache_size: int = 200_000,
     ) -> None:
-        self.known_item = re2.compile("|".join(f"(?:{p})" for p in (*DEFAULT_KNOWN_ITEM_PATTERNS,
-                                                                       *patterns)))
+        # Every default pattern needs digits: a query without one (most) skips them.
+        self.default_known_item = re2.compile("|".join(
+            f"(?:{p})" for p in DEFAULT_KNOWN_ITEM_PATTERNS))
+        patterns = list(patterns)
+        self.known_item = (re2.compile("|".join(f"(?:{p})" for p in patterns)) if patterns
+                           else None)
         self.titles = set(titles)
         self.table = table
         self.sketch = HeavyHitters(sketch_capacity, head_share, torso_share)
@@ -180,7 +185,10 @@ class StrataClassifier:
 
     def is_known_item(self, normalized: str) -> bool:
         return (normalized in self.titles or is_sku(normalized)
-                or self.known_item.fullmatch(normalized) is not None)
+                or (not _DIGITS.isdisjoint(normalized)
+                    and self.default_known_item.fullmatch(normalized) is not None)
+                or (self.known_item is not None
+                    and self.known_item.fullmatch(normalized) is not None))
 
     def _fixed(self, normalized: str) -> int:
         if self.is_known_item(normalized):
