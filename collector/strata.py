@@ -22,17 +22,22 @@ DEFAULT_KNOWN_ITEM_PATTERNS = (
     r"(?:isbn(?:-1[03])?[: ]*)?97[89](?:[- ]?\d){10}",  # ISBN-13
     r"\d{8}|\d{12,14}",  # EAN-8, UPC-A, EAN-13, GTIN-14
 )
-# SKU / part / model number: one token of 5–20 characters mixing letters and digits (RE2 has no
-# lookahead, so the length and the mix are checked in Python).
-_SKU_SHAPE = re2.compile(r"[a-z0-9]+(?:[-._/][a-z0-9]+)*")
+# SKU / part / model number: one token of 5–20 characters mixing letters and digits, in runs of
+# [a-z0-9] joined by single - . _ or /. Checked with str operations (RE2 has no lookahead, and
+# its per-call wrapper costs more than the check); the default patterns need 8 digits or more.
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 _DIGITS = frozenset("0123456789")
+_SKU_CHARACTERS = _LETTERS | _DIGITS | frozenset("-._/")
+_SEPARATORS_AS_DASH = str.maketrans("._/", "---")
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_DEFAULT_MIN_DIGITS = 8
 
 
 def is_sku(normalized: str) -> bool:
     return (5 <= len(normalized) <= 20 and not _DIGITS.isdisjoint(normalized)
-            and not _LETTERS.isdisjoint(normalized)
-            and _SKU_SHAPE.fullmatch(normalized) is not None)
+            and not _LETTERS.isdisjoint(normalized) and _SKU_CHARACTERS.issuperset(normalized)
+            and "--" not in normalized.translate(_SEPARATORS_AS_DASH)
+            and normalized[0] not in "-._/" and normalized[-1] not in "-._/")
 
 
 _UNSET = -1
@@ -149,7 +154,7 @@ class StrataClassifier:
         table: dict[str, int] | None = None,
         cache_size: int = 200_000,
     ) -> None:
-        # Every default pattern needs digits: a query without one (most) skips them.
+        # Every default pattern needs 8 digits: most queries skip them.
         self.default_known_item = re2.compile("|".join(
             f"(?:{p})" for p in DEFAULT_KNOWN_ITEM_PATTERNS))
         patterns = list(patterns)
@@ -185,7 +190,8 @@ class StrataClassifier:
 
     def is_known_item(self, normalized: str) -> bool:
         return (normalized in self.titles or is_sku(normalized)
-                or (not _DIGITS.isdisjoint(normalized)
+                or (len(normalized) - len(normalized.translate(_NO_DIGITS))
+                    >= _DEFAULT_MIN_DIGITS
                     and self.default_known_item.fullmatch(normalized) is not None)
                 or (self.known_item is not None
                     and self.known_item.fullmatch(normalized) is not None))

@@ -75,3 +75,20 @@ def test_known_item_rules_are_linear_on_hostile_queries():
         from collector.config import load_config
 
         load_config(environ={}, overrides={"strata.known_item_patterns": "(?=a)b"})
+
+
+def test_the_sku_rule_is_the_lookahead_pattern_it_replaces():
+    """The SKU shape was a backtracking pattern with lookaheads; its str-operation form must
+    decide every string the same way (200,000 random strings over the characters that
+    matter)."""
+    import random
+    import re
+
+    from collector.strata import is_sku
+
+    reference = re.compile(
+        r"(?=[a-z0-9._/-]{5,20}$)(?=[^ ]*\d)(?=[^ ]*[a-z])[a-z0-9]+(?:[-._/][a-z0-9]+)*")
+    rng = random.Random(1)
+    for _ in range(200_000):
+        text = "".join(rng.choice("ab19-._/ x") for _ in range(rng.randint(0, 24)))
+        assert is_sku(text) == (reference.fullmatch(text) is not None), text
