@@ -1,5 +1,5 @@
 """Collector health: throughput, lag, bad input, freshness, state, memory, scrapes,
-checkpoints, per-query aggregate flushes."""
+checkpoints, per-query aggregate flushes, query text withheld by the privacy rules."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ def build():
         (PANELS["store"], "Per-query aggregate flushes", "Flushes of per-query aggregates "
          "(for the feedback job) committed and failed per second.", "reqps",
          [(q.STORE_FLUSHES, "committed"), (q.STORE_FLUSH_FAILURES, "failed")], None),
+        (10, "Zero-result queries withheld by reason", "Frequent zero-result queries kept off "
+         "/metrics: a personal-data detector fired, too long, or fewer distinct clients than "
+         "privacy.min_distinct_clients (docs/privacy.md).", "short",
+         [(q.WITHHELD_QUERIES, "{{reason}}")], None),
     ]
     for i, (panel_id, title, description, unit, queries, steps) in enumerate(panels):
         health = health.with_panel(series_panel(panel_id, title, description, unit, queries,

@@ -61,6 +61,7 @@ KNOWN_ITEM_ZERO_RESULT = ratio(*ZERO_RESULT, by="application", selector=KNOWN_IT
 FIRING_ALERTS = 'count(ALERTS{alertstate="firing",service="searchpulse"}) or vector(0)'
 ALERT_ANNOTATIONS = 'ALERTS{alertstate="firing",service="searchpulse"}'
 TOP_ZERO_RESULT_QUERIES = f"topk(10, searchpulse_top_zero_result_queries{{{APP}}})"
+WITHHELD_QUERIES = f"sum by (reason) (searchpulse_top_zero_result_queries_withheld{{{SCOPE}}})"
 FIRST_CLICK_POSITION = ("sum by (le) (rate(searchpulse_first_click_position_bucket"
                         f"{{{FILTER}}}[$__rate_interval]))")
 TIME_TO_FIRST_CLICK = ("histogram_quantile(0.5, sum by (le) (rate("
