@@ -137,8 +137,8 @@ class Engine:
             except Exception as error:  # a poison record never stops the engine
                 self._unexpected(kind, raw, error)
                 continue
-            client = rec.client_id or rec.session_id
-            if clock.low <= ts <= clock.high and client not in skewed:  # taken as it is
+            if clock.low <= ts <= clock.high and (  # taken as it is
+                    not skewed or (rec.client_id or rec.session_id) not in skewed):
                 # The hot path of _buffer, inline: the bucket, the stream clock's notes.
                 if kind == _QUERY or action != EXPOSURE or not expose(rec, ts):
                     entry = (ts, kind, rec.query_id, raw, next(arrival), rec)

@@ -115,7 +115,9 @@ class Sessionizer:
         session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
         if session_key is None:
             session_key = "\x00" + key  # neither id: a session of its own
-        previous = self._newest(session_key, ts)
+        previous = self.sessions.get(session_key)
+        if previous is not None and previous.ts < ts - self.abandonment_s:
+            previous = self._newest(previous, ts)
         text = self.strata.text(rec.user_query)
         page = attrs.page if attrs is not None else None
         if page is not None and page > 1:
@@ -225,7 +227,9 @@ class Sessionizer:
         else:
             seen.add(fingerprint)
 
-        last = self._newest(search.session_key, ts)
+        last = self.sessions.get(search.session_key)
+        if last is not None and last.ts < ts - self.abandonment_s:
+            last = self._newest(last, ts)
         if last is not search and last is not None and ts >= last.ts:
             last.flags |= ENGAGED
         flags = search.flags
@@ -285,16 +289,12 @@ class Sessionizer:
         return 0 if attrs.rank is None else attrs.rank + 1
 
     # -- deadlines -------------------------------------------------------------------------
-    def _newest(self, session_key: str, ts: float) -> Search | None:
-        """The session's newest search as a record at ``ts`` finds it: its outcome decided if
-        due before ``ts``, None once its attribution window closed."""
-        search = self.sessions.get(session_key)
-        if search is not None and search.ts < ts - self.abandonment_s:
-            if not search.flags & DECIDED:
-                self._decide(search)
-            if search.ts < ts - self.attribution_s:
-                return None
-        return search
+    def _newest(self, search: Search, ts: float) -> Search | None:
+        """A session's newest search whose deadline passed before ``ts``, as a record at
+        ``ts`` finds it: its outcome decided, and None once its attribution window closed."""
+        if not search.flags & DECIDED:
+            self._decide(search)
+        return None if search.ts < ts - self.attribution_s else search
 
     def _decide(self, search: Search) -> None:
         flags = search.flags
