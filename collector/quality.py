@@ -1,7 +1,7 @@
 """Search-quality counts as plain Python numbers, one ``QualitySeries`` per label combination.
 
 The hot path increments slot attributes (~40 ns) instead of calling ``Counter.labels().inc()``
-(1.2–1.8 µs); ``metrics.SearchpulseCollector`` turns these numbers into metric families at scrape.
+(1.2–1.8 µs); ``metrics.quality_text`` writes these numbers as exposition text at scrape.
 """
 
 from __future__ import annotations
