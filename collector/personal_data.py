@@ -71,6 +71,8 @@ _IPV4 = _compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _IPV6 = _compile(r"[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}")
 _DATE_DMY = _compile(r"\b(\d{1,2})[./-](\d{1,2})[./-]((?:19|20)\d\d)\b")
 _DATE_YMD = _compile(r"\b((?:19|20)\d\d)[./-](\d{1,2})[./-](\d{1,2})\b")
+_DIGITS = frozenset("0123456789")
+_HINT_CHARACTERS = frozenset("@([{<")  # an e-mail, or an "(at)"-style one
 _PHONE_DIGITS = 7  # fewer digits in the whole text: no phone number to look for
 
 
@@ -203,6 +205,8 @@ class PersonalData:
             return TOO_LONG
         if self.custom is not None and self.custom.search(text):
             return CUSTOM_PATTERN
+        if _DIGITS.isdisjoint(text) and _HINT_CHARACTERS.isdisjoint(text) and " at " not in text:
+            return None  # C-level checks first: most queries end here, without RE2's wrapper
         if not _HINT.search(text):
             return None
         for detect in self._detectors:

@@ -102,7 +102,8 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
             detectors, config["feedback.min_distinct_clients"],
             lambda application, query: store.client_marks(application, query, since),
             dict(zip(zip(frame["application"], frame["query"], strict=True),
-                     frame["client_marks"].tolist(), strict=True)))
+                     zip(frame["client_marks"].tolist(), frame["searches"].tolist(),
+                         strict=True), strict=True)))
         steps.update()
         steps.set_postfix_str("signals and strata")
         add_signals(frame, applications, z_score(config["feedback.confidence"]))
@@ -138,9 +139,8 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
             (release.allows(a, q) for a, q in zip(top_failing["application"],
                                                   top_failing["query"], strict=True)),
             bool, count=len(top_failing))].head(TOP_FAILING)
-        applications = frame.groupby("query")["application"].agg(tuple).to_dict()
-        listed = listed_strata(strata, lambda query: release.listable(
-            query, applications.get(query, ())))
+        listed = listed_strata(strata, lambda queries: release.listable(
+            queries, frame.groupby("query")["client_marks"].max()))
         steps.update()
     finally:
         store.close()

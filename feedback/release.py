@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+import numpy as np
+import pandas as pd
+
 from collector.personal_data import FEW_CLIENTS, PersonalData
 
 # Normalized queries lose leading punctuation (- @) and whitespace, not = or +: a query that
@@ -18,16 +21,18 @@ MarksOf = Callable[[str, str], set[str]]
 
 
 class FeedbackRelease:
-    """``known``: (application, query) → a lower bound of its distinct clients (the store's
-    daily client marks, at their maximum): when it reaches k, no lookup is needed."""
+    """``known``: (application, query) → bounds of its distinct clients over the period:
+    (the store's daily client marks at their maximum, its searches). Only a pair between the
+    two bounds needs a lookup."""
 
     def __init__(self, detectors: PersonalData, min_clients: int, marks_of: MarksOf,
-                 known: dict[tuple[str, str], int] | None = None) -> None:
+                 known: dict[tuple[str, str], tuple[int, int]] | None = None) -> None:
         self.detectors = detectors
         self.min_clients = min_clients
         self.marks_of = marks_of
         self.known = known or {}
         self._refused: dict[str, set[str]] = {}  # reason → the queries refused for it
+        self._clean: set[str] = set()  # queries rule 1 passed (the period's, checked once)
         self._decided: dict[tuple[str, ...], str | None] = {}
 
     @property
@@ -40,6 +45,8 @@ class FeedbackRelease:
         reason = self._rule_one(query)
         if reason:
             self._refused.setdefault(reason, set()).add(query)
+        else:
+            self._clean.add(query)
         return reason is not None
 
     def allows(self, application: str, query: str) -> bool:
@@ -53,29 +60,34 @@ class FeedbackRelease:
             return self._decided[key]
         reason = self._rule_one(query)
         if reason is None and not self._known_enough(query, applications):
-            marks = set().union(*(self.marks_of(a, query) for a in applications))
-            if len(marks) < self.min_clients:
+            bounds = [self.known.get((a, query)) for a in applications]
+            if None not in bounds and sum(b[1] for b in bounds) < self.min_clients:
+                reason = FEW_CLIENTS  # fewer searches than k: fewer clients, no lookup
+            elif len(set().union(*(self.marks_of(a, query) for a in applications))
+                     ) < self.min_clients:
                 reason = FEW_CLIENTS
         self._decided[key] = reason
         if reason:
             self._refused.setdefault(reason, set()).add(query)
         return reason
 
-    def listable(self, query: str, applications: Iterable[str]) -> bool:
-        """Both rules from what is known without a lookup (for lists of a million queries:
-        strata.csv): rule 2 by the lower bound only, so a query whose clients are spread over
-        days and applications may be left out; never one that fails."""
-        reason = self._rule_one(query)
-        if reason is None and not self._known_enough(query, applications):
-            reason = FEW_CLIENTS
-        if reason:
-            self._refused.setdefault(reason, set()).add(query)
-        return reason is None
+    def listable(self, queries: pd.Index, marks: pd.Series) -> np.ndarray:
+        """Which of ``queries`` (a list of a million: strata.csv) may be written, from what is
+        known without a lookup: rule 1 as decided for the period's queries, rule 2 by
+        ``marks`` (query → the largest day's distinct clients in one application), a lower
+        bound — a query whose clients are spread thinner is left out, never one that fails."""
+        enough = marks.reindex(queries).fillna(0).to_numpy() >= self.min_clients
+        refused = queries.isin(set().union(*self._refused.values()))
+        self._refused.setdefault(FEW_CLIENTS, set()).update(queries[~enough & ~refused])
+        return enough & ~refused
 
     def _known_enough(self, query: str, applications: Iterable[str]) -> bool:
-        return any(self.known.get((a, query), 0) >= self.min_clients for a in applications)
+        return any(self.known.get((a, query), (0, 0))[0] >= self.min_clients
+                   for a in applications)
 
     def _rule_one(self, query: str) -> str | None:
+        if query in self._clean:
+            return None
         if query.startswith(("=", "+")):
             return SPREADSHEET_FORMULA
         return self.detectors.reason(query)

@@ -42,11 +42,12 @@ def stratum_names(frame: pd.DataFrame, by_query: pd.Series) -> pd.Series:
     return pd.Series(names[codes], index=frame.index, name="stratum")
 
 
-def listed_strata(by_query: pd.Series, allowed: Callable[[str], bool]) -> pd.Series:
+def listed_strata(by_query: pd.Series, allowed: Callable[[pd.Index], np.ndarray]
+                  ) -> pd.Series:
     """The head and torso queries of ``by_query``, in its order (most frequent first), that
-    may leave the system (``allowed``: the privacy rules)."""
+    may leave the system (``allowed``: the privacy rules, for all of them at once)."""
     listed = by_query[by_query.isin((HEAD, TORSO))]
-    return listed[np.fromiter((allowed(q) for q in listed.index), bool, count=len(listed))]
+    return listed[allowed(listed.index)]
 
 
 def write_strata_csv(path: Path, listed: pd.Series) -> int:

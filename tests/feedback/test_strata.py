@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from collector.strata import StrataClassifier, load_strata_csv
@@ -24,11 +25,13 @@ def test_cumulative_share_and_known_item(tmp_path):
         "tent@web": "torso", "lamp@web": "torso", "tent@mobile": "torso", "chair@web": "tail",
         "sofa@web": "tail", "rug@web": "tail", "ab12345@web": "known_item"}
     path = tmp_path / "strata.csv"
-    assert write_strata_csv(path, listed_strata(strata, lambda query: True)) == 2
+    assert write_strata_csv(path, listed_strata(
+        strata, lambda queries: np.ones(len(queries), bool))) == 2
     assert path.read_text().splitlines() == ["query,stratum", "tent,torso", "lamp,torso"]
     assert load_strata_csv(path) == {"tent": 1, "lamp": 1}
     # a query the privacy rules refuse is not listed
-    assert write_strata_csv(path, listed_strata(strata, lambda query: query != "tent")) == 1
+    assert write_strata_csv(path, listed_strata(
+        strata, lambda queries: np.asarray(queries != "tent"))) == 1
     assert path.read_text().splitlines() == ["query,stratum", "lamp,torso"]
 
 
