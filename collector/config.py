@@ -77,6 +77,14 @@ def _phone_regions(value: list[str]) -> str | None:
     return f"unknown region codes {unknown} (ISO 3166 alpha-2, e.g. US, GB)" if unknown else None
 
 
+def _client_marks(value: int) -> str | None:
+    from collector.query_stats import CLIENT_MARKS
+
+    if 1 <= value <= CLIENT_MARKS:
+        return None
+    return f"must be between 1 and {CLIENT_MARKS} (the client marks a store keeps per row)"
+
+
 def _store_url(value: str) -> str | None:
     if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
         return None
@@ -172,7 +180,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Confidence of the Wilson lower bounds that score queries (two-sided).", _share),
     Setting("feedback.min_distinct_clients", int, 3,
             "A query is written to a feedback file or the report only when this many distinct "
-            "clients typed it in the period (k-anonymity).", _positive),
+            "clients typed it in the period (k-anonymity; at most 8, the client marks a store "
+            "keeps per row).", _client_marks),
     Setting("feedback.min_searches", int, 2, "Queries with fewer searches in the period are "
             "not considered.", _positive),
     Setting("feedback.pool_depth", int, 10,

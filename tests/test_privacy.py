@@ -219,3 +219,10 @@ def test_a_scrape_with_hostile_queries_stays_fast():
         times.append(time.perf_counter() - started)
     assert sorted(times)[2] < 0.1, times
     assert b'reason="too_long"} 3.0' in body
+
+
+def test_feedback_k_cannot_exceed_the_client_marks_a_store_keeps():
+    from collector.config import ConfigError
+
+    with pytest.raises(ConfigError, match="feedback.min_distinct_clients.*between 1 and 8"):
+        load_config(environ={}, overrides={"feedback.min_distinct_clients": 9})
