@@ -35,7 +35,7 @@ from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
 from collector.stream_clock import SAMPLE_MASK, TICKS, Reference, StreamClock
 from collector.view import View
-from collector.zero_result_queries import QueryRelease, TopZeroResultQueries
+from collector.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
 # the order of application is the same, one call of _release serves many records
@@ -302,8 +302,10 @@ class Engine:
         self.stats.reset()
         self.table.application.folded = self.table.variant.folded = 0
 
-    def view(self) -> View:
-        """The live counts and state gauges, for exposition (no copy)."""
+    def view(self, release: bool = True) -> View:
+        """The live counts and state gauges, for exposition (no copy). ``release``: apply the
+        privacy rules to the top queries here (not for a view that is merged with others and
+        released once there)."""
         clock, sessions = self.clock, self.sessions
         now = max(clock.now, 0.0) if clock.now < inf else max(self.newest, 0.0)
         return View(
@@ -321,7 +323,7 @@ class Engine:
                 + len(self.warmup or ()),
             },
             top_candidates=(candidates := sessions.zero_result_queries.candidates(now)),
-            released=self.release.release(candidates),
+            released=self.release.release(candidates) if release else Released({}, {}),
         )
 
     # -- application -----------------------------------------------------------------------

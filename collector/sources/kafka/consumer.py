@@ -162,7 +162,7 @@ class KafkaCollector(ConsumerRebalanceListener):
                                "seq": self.checkpoints.sequence + 1})
             offsets[tp] = OffsetAndMetadata(safe, meta, -1)
             partitions[f"{tp.topic}:{tp.partition}"] = [safe, high]
-            snapshots[tp] = merge_views([part.engine.view()])  # a copy, frozen now
+            snapshots[tp] = merge_views([part.engine.view(release=False)])  # a copy, frozen
         view = merge_views([self.base, *snapshots.values()], self.release)
         try:
             # One record holds the counters and the offsets they cover: it is the atomic
