@@ -162,7 +162,8 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         raise ConfigError("store.url: the feedback job needs a store (--store URL)")
     request = FeedbackRequest(
         store=config["store.url"], out=Path(args.out), since=args.since,
-        judgments=args.judgments or [], topics=args.topics, runs=args.run or [],
+        judgments=args.judgments or [], topics=args.topics,
+        topic_applications=args.topic_applications, runs=args.run or [],
         seed=args.seed,
         progress=args.progress if args.progress is not None else sys.stderr.isatty())
     try:
@@ -176,6 +177,50 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     else:
         _print_summary(summary)
         print(f"{'written to':<28} {args.out}")
+    return EXIT_OK
+
+
+def _judgments_request(args: argparse.Namespace) -> Any:
+    from feedback.judgments_job import JudgmentsRequest
+
+    return JudgmentsRequest(files=args.files, topics=args.topics,
+                            topic_applications=args.topic_applications, rater=args.rater,
+                            application=args.application)
+
+
+def cmd_judgments_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from feedback.judgments import JudgmentsError
+    from feedback.judgments_job import dump, run_import
+
+    config = _settings(args)
+    try:
+        summary = run_import(config, _judgments_request(args), Path(args.out))
+    except JudgmentsError as exc:
+        log.error("%s", exc)
+        return EXIT_INPUT
+    if args.json:
+        print(dump(summary))
+    else:
+        _print_summary(summary)
+    return EXIT_OK
+
+
+def cmd_judgments_agreement(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from feedback.judgments import JudgmentsError
+    from feedback.judgments_job import dump, run_agreement, text_table
+
+    config = _settings(args)
+    try:
+        result = run_agreement(config, _judgments_request(args), args.strata,
+                               args.automatic or [], Path(args.html) if args.html else None)
+    except JudgmentsError as exc:
+        log.error("%s", exc)
+        return EXIT_INPUT
+    print(dump(result) if args.json else text_table(result))
     return EXIT_OK
 
 
@@ -212,6 +257,25 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="TOML settings file (env SEARCHPULSE_CONFIG)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override one setting, e.g. --set windows.abandonment_s=600")
+
+
+def _topic_files(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topics", metavar="FILE",
+                        help="TOPIC<TAB>QUERY lines naming the topics of TREC qrels and runs")
+    parser.add_argument("--topic-applications", metavar="FILE",
+                        help="TOPIC<TAB>APPLICATION lines: the application of each TREC topic")
+
+
+def _judgment_files(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="Quepid book export (.json) or ratings CSV, SRW judgments, TREC "
+                             "qrels, judgments.csv")
+    _topic_files(parser)
+    parser.add_argument("--rater", help="rater of files that name none (CSV, qrels, SRW); "
+                                        "default: the file's name")
+    parser.add_argument("--application",
+                        help="application of rows whose file names none (default: the one a "
+                             "searchpulse book names, else every application)")
 
 
 def _store(parser: argparse.ArgumentParser,
@@ -323,19 +387,20 @@ def build_parser() -> argparse.ArgumentParser:
                     "strata; drop queries holding personal data and queries already judged;\n"
                     "select per-stratum quotas of failing queries plus a calibration sample;\n"
                     "pool the documents to judge; write the files for the judges.",
-        epilog="Writes to --out: candidates.csv, topics.tsv, pool.quepid.csv, "
-               "qrels.template.txt,\nsrw-query-set.json, srw-judgments.json, strata.csv, "
-               "report.html.\nQuotas, thresholds and depths: the feedback.* settings "
+        epilog="Writes to --out: candidates.csv, strata.csv, report.html, quepid/APP.book.json,\n"
+               "trec/pool.txt, trec/topics.tsv, trec/topic-applications.tsv,\n"
+               "srw/APP.query-set.json (docs: README, 'Judge the candidates').\n"
+               "Quotas, thresholds and depths: the feedback.* settings "
                "(searchpulse --help).\nExit codes: 0 ok, 2 configuration error, 3 store, "
                "judgments or runs unusable, or no data in the period.")
     p.add_argument("--since", default="90d",
                    help="period: days back from the newest day in the store (90d) or a date "
                         "(2026-09-01); default 90d")
     p.add_argument("--judgments", action="append", metavar="FILE",
-                   help="current judgment set, its queries are excluded: Quepid CSV or TREC "
-                        "qrels (with --topics); repeatable")
-    p.add_argument("--topics", metavar="FILE",
-                   help="TOPIC<TAB>QUERY lines naming the topics of TREC qrels and runs")
+                   help="current judgment set, its judged queries are excluded: judgments.csv, "
+                        "a Quepid book export or ratings CSV, SRW judgments, TREC qrels (with "
+                        "--topics); unrated rows and -1 are not judged; repeatable")
+    _topic_files(p)
     p.add_argument("--run", action="append", metavar="FILE",
                    help="TREC run of a candidate ranker; its top documents join the pool; "
                         "repeatable")
@@ -348,6 +413,49 @@ def build_parser() -> argparse.ArgumentParser:
     _store(p, "the per-query aggregates to mine (read only):")
     _common(p)
     p.set_defaults(func=cmd_feedback)
+
+    p = sub.add_parser(
+        "judgments", help="bring the judges' grades back; measure whether the judges agree",
+        description="One judgment set from what the judges' tools return: Quepid book exports "
+                    "(a grade per rater)\nand ratings CSVs, TREC qrels, SRW judgments, "
+                    "judgments.csv. Unrated rows, unrateable\nand judge-later judgements and "
+                    "negative grades (-1) are not judged, counted by reason.")
+    judgments_sub = p.add_subparsers(dest="judgments_command", metavar="ACTION", required=True)
+    j = judgments_sub.add_parser(
+        "import", help="merge judgment files into judgments.csv and each tool's format",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read the files into one judgment set; write --out/judgments.csv (one row "
+                    "per rater's grade)\nand the final grades (Quepid's rule: fewer than 3 "
+                    "grades: their mean; else the top 3:\ntheir value if equal, else the "
+                    "lowest; rounded half up) as quepid/APP.ratings.csv,\n"
+                    "trec/qrels.txt (+ topics.tsv, topic-applications.tsv) and "
+                    "srw/APP.judgments.json.",
+        epilog="Exit codes: 0 ok, 2 configuration error, 3 a file unreadable or malformed.")
+    _judgment_files(j)
+    j.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    j.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _common(j)
+    j.set_defaults(func=cmd_judgments_import)
+    j = judgments_sub.add_parser(
+        "agreement", help="inter-rater agreement and an automatic judge's calibration",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Per pair of raters, over all raters and per stratum: Krippendorff's alpha "
+                    "(ordinal),\nquadratic weighted Cohen's kappa, exact and within-one "
+                    "shares, mean signed difference,\nconfusion matrix. Nothing below "
+                    "judgments.min_pairs compared pairs (default 30).\nAn automatic rater "
+                    "(--automatic) is compared with the humans' final grade.",
+        epilog="Exit codes: 0 ok, 2 configuration error, 3 a file unreadable or malformed.")
+    _judgment_files(j)
+    j.add_argument("--strata", metavar="FILE",
+                   help="query,stratum CSV (the feedback job's strata.csv; default strata.file)")
+    j.add_argument("--automatic", action="append", metavar="RATER",
+                   help="a rater that is an automatic judge (judgments.automatic_raters); "
+                        "repeatable")
+    j.add_argument("--html", metavar="FILE", help="also write the tables and confusion "
+                                                  "matrices as an HTML page")
+    j.add_argument("--json", action="store_true", help="print the result as JSON")
+    _common(j)
+    j.set_defaults(func=cmd_judgments_agreement)
 
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)

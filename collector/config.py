@@ -190,6 +190,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("feedback.near_duplicate_similarity", float, 90.0,
             "Word-order-insensitive similarity (0-100) at which a query is a near-duplicate of "
             "one already chosen for the same application.", _percent),
+    Setting("judgments.max_grade", int, 3,
+            "Judges grade on 0..max_grade (Quepid's default scale: 0-3); a grade outside is "
+            "refused as off_scale.", _positive),
+    Setting("judgments.min_pairs", int, 30,
+            "Agreement is reported only over at least this many compared pairs (Quepid: 30).",
+            _positive),
+    Setting("judgments.automatic_raters", list, [],
+            "Raters that are automatic judges (an LLM's grades): reported as calibration "
+            "against the humans, not as human raters.", None),
     Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.", None),
     Setting("kafka.topics", list, ["ubi"], "Topics of UBI query and event records.", None),
     Setting("kafka.group_id", str, "searchpulse", "Consumer group of the collectors.", None),

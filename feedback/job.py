@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -19,8 +20,16 @@ from collector.personal_data import PersonalData
 from collector.query_store import open_store
 from collector.redaction import redact
 from collector.strata import StrataClassifier
-from feedback import outputs, report
-from feedback.judgments import read_judged, read_run, read_topics
+from feedback import handoff, outputs, report
+from feedback.agreement_report import section as agreement_section
+from feedback.judgments import (
+    Sources,
+    read_judgments,
+    read_run,
+    read_topic_applications,
+    read_topics,
+)
+from feedback.judgments_job import measure
 from feedback.pooling import pool_all
 from feedback.release import FeedbackRelease
 from feedback.selection import SelectionRules, select
@@ -45,6 +54,7 @@ class FeedbackRequest:
     since: str = "90d"  # days back from the period's end, or a date YYYY-MM-DD
     judgments: list[str] = field(default_factory=list)
     topics: str | None = None
+    topic_applications: str | None = None
     runs: list[str] = field(default_factory=list)
     seed: int = 1
     progress: bool = False
@@ -79,7 +89,12 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         raise FeedbackError("--run: TREC runs name topics by id; pass --topics FILE too")
     depth = config["feedback.pool_depth"]
     runs = {Path(p).stem: read_run(p, topics, depth) for p in request.runs}
-    judged = read_judged(request.judgments, topics)
+    judgments = read_judgments(request.judgments, Sources(
+        topics=topics, topic_applications=(read_topic_applications(request.topic_applications)
+                                           if request.topic_applications else {})),
+        config["judgments.max_grade"])
+    judgment_set = judgments.judgment_set()
+    judged = judgment_set.judged_queries()
     detectors = PersonalData.from_config(config)
     steps = tqdm(total=6, desc="feedback", unit="step", disable=not request.progress)
 
@@ -116,7 +131,11 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
                                count=len(frame))
         dropped = frame[personal]
         frame = frame[~personal]
-        is_judged = frame["query"].isin(judged)
+        judged_anywhere = {query for application, query in judged if not application}
+        is_judged = np.fromiter(
+            ((a, q) in judged or q in judged_anywhere
+             for a, q in zip(frame["application"], frame["query"], strict=True)),
+            bool, count=len(frame))
         eligible = frame[~is_judged]
         steps.update()
         steps.set_postfix_str("selection")
@@ -149,11 +168,19 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     out = request.out
     out.mkdir(parents=True, exist_ok=True)
     strata_rows = write_strata_csv(out / "strata.csv", listed)
+    pooled_per_topic = Counter(p.topic for p in pooled)
+    chosen["pooled_documents"] = chosen["topic"].map(pooled_per_topic).fillna(0).astype(int)
     outputs.write_candidates(out / "candidates.csv", chosen)
-    outputs.write_topics(out / "topics.tsv", chosen)
-    outputs.write_quepid(out / "pool.quepid.csv", pooled)
-    outputs.write_qrels(out / "qrels.template.txt", pooled)
-    outputs.write_srw(out, chosen, pooled, f"searchpulse candidates {until.isoformat()}")
+    title = f"candidates {until.isoformat()}"
+    directories = handoff.prepare(out)
+    handoff.write_books(directories["quepid"], pooled, dict(zip(chosen["topic"], (
+        f"{s} query, selected as {k}: {r}" for s, k, r in
+        zip(chosen["stratum"], chosen["selected_as"], chosen["reason"], strict=True)),
+        strict=True)), config["judgments.max_grade"], title)
+    handoff.write_trec_topics(directories["trec"], chosen[["topic", "query", "application"]]
+                              .itertuples(index=False))
+    handoff.write_pool(directories["trec"], pooled)
+    handoff.write_query_sets(directories["srw"], chosen, title)
     summary = {
         "period": f"{since} to {until.isoformat()}",
         "days_since_newest_data": (datetime.now(UTC).date() - until).days,
@@ -164,12 +191,14 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "dropped_personal_data_searches": int(dropped["searches"].sum()),
         "withheld_by_reason": dict(sorted(release.withheld.items())),
         "unsafe_document_ids": unsafe,
+        "judgment_rows_not_judged": dict(sorted(judgments.not_judged.items())),
         "excluded_already_judged": int(is_judged.sum()),
         "failing_queries": int(len(failing)),
         "collapsed_near_duplicates": selection.collapsed,
         "candidates": int(len(chosen)),
         "calibration_candidates": int((chosen["selected_as"] == "calibration").sum()),
         "pooled_documents": len(pooled),
+        "topics_without_documents": sorted(set(chosen["topic"]) - set(pooled_per_topic)),
         "shortfall": selection.shortfall,
         "strata_csv_rows": strata_rows,
         "seconds": round(time.perf_counter() - started, 2),
@@ -177,8 +206,10 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
         log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
                     "still writing to this store?", until, summary["days_since_newest_data"])
-    (out / "report.html").write_text(report.render(summary, frame, chosen, top_failing),
-                                     encoding="utf-8")
+    agreement = (agreement_section(*measure(config, judgment_set, None, ()))
+                 if len(judgment_set.raters) > 1 else "")
+    (out / "report.html").write_text(
+        report.render(summary, frame, chosen, top_failing, agreement), encoding="utf-8")
     steps.update()
     steps.close()
     return summary

@@ -1,35 +1,114 @@
-"""Queries already in the current judgment set, and extra runs to pool from.
+"""What the judges' tools return, read into one :class:`~feedback.judgment_set.JudgmentSet`;
+and the topics and TREC runs the job pools from.
 
-Judgment files: a Quepid CSV (a header with a ``query`` column: ``query,docid,rating``) or a TREC
-qrels file (``topic iteration docid relevance``), whose topic ids are mapped to query text by a
-topics file (``id<TAB>query``, as this job writes). TREC run files (``topic Q0 docid rank score
-tag``) use the same topics. Queries are compared normalized, as the collector stores them.
+Formats, recognised by content (not by file name):
+
+* **Quepid Book export** (JSON with ``query_doc_pairs``): one grade per judgement, rater
+  ``user_email`` (anonymous when absent); ``unrateable`` or ``judge_later`` judgements and a null
+  rating are not judged. The application is ``--application``, else the one named by a book
+  this job wrote (``<application> · searchpulse …``), else none.
+* **Quepid ratings CSV** (header ``query,docid,rating``): an empty rating is not judged.
+* **TREC qrels** (``topic iteration docid grade``) with ``--topics`` (``id<TAB>query``) and
+  optionally ``--topic-applications`` (``id<TAB>application``): a negative grade is not judged
+  (``-1`` is the old "judge me" template; trec_eval would count it as judged non-relevant).
+  Document ids are percent-decoded, the inverse of what this job writes.
+* **SRW judgments** (JSON with ``judgmentRatings``: the import body ``[{query, ratings:
+  [{docId, rating}]}]`` or the older map ``{query: [{docId, rating}]}``): ratings are strings
+  or numbers; an empty one is not judged.
+* **judgments.csv** (``application,query,doc_id,rater,grade``), the set's own file.
+
+Files without raters (CSV, qrels, SRW) take ``--rater``, else the file's name. A grade off the
+scale ``0..max_grade`` or not a number is refused. Every row that is not a judgment is counted
+by reason (:attr:`Reading.not_judged`), never silently dropped. Queries are normalized as the
+collector stores them.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 from collector.outcomes import normalize_query
+from feedback.judgment_set import COLUMNS, JudgmentSet
+
+BOOK_NAME_SEPARATOR = " · searchpulse "
 
 
 class JudgmentsError(ValueError):
     """A judgments, topics or run file is unusable; the message names the file and line."""
 
 
-def read_topics(path: str | Path) -> dict[str, str]:
-    topics: dict[str, str] = {}
-    with open(path, encoding="utf-8") as handle:
+@dataclass
+class Reading:
+    """Judgment rows read so far, and the rows that were not judgments, by reason."""
+
+    max_grade: int
+    rows: list[tuple[str, str, str, str, float]] = field(default_factory=list)
+    not_judged: Counter[str] = field(default_factory=Counter)
+
+    def add(self, application: str, query: str, document: Any, rater: str,
+            rating: Any) -> None:
+        if document is None or str(document) == "":
+            self.not_judged["no_document"] += 1
+            return
+        if rating is None or (isinstance(rating, str) and not rating.strip()):
+            self.not_judged["unrated"] += 1
+            return
+        try:
+            grade = float(rating)
+        except (TypeError, ValueError):
+            self.not_judged["not_a_number"] += 1
+            return
+        if math.isnan(grade) or grade < 0:
+            self.not_judged["negative"] += 1  # TREC's -1: "not judged yet"
+            return
+        if grade > self.max_grade:
+            self.not_judged["off_scale"] += 1
+            return
+        query = normalize_query(str(query))
+        if not query:
+            self.not_judged["no_query"] += 1
+            return
+        self.rows.append((application, query, str(document), rater, grade))
+
+    def judgment_set(self) -> JudgmentSet:
+        return JudgmentSet.of(self.rows)
+
+
+def _numbered_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    with open(path, encoding="utf-8-sig") as handle:
         for line_number, line in enumerate(handle, start=1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            topic, sep, query = line.rstrip("\n").partition("\t")
-            if not sep or not query.strip():
-                raise JudgmentsError(f"{path}:{line_number}: expected TOPIC<TAB>QUERY")
-            topics[topic.strip()] = normalize_query(query.split("\t")[0])
-    return topics
+            if line.strip() and not line.startswith("#"):
+                yield line_number, line.rstrip("\n")
+
+
+def _two_columns(path: str | Path, what: str) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for line_number, line in _numbered_lines(path):
+        key, sep, value = line.partition("\t")
+        if not sep or not value.strip():
+            raise JudgmentsError(f"{path}:{line_number}: expected TOPIC<TAB>{what}")
+        table[key.strip()] = value.split("\t")[0]
+    return table
+
+
+def read_topics(path: str | Path) -> dict[str, str]:
+    """``id<TAB>query`` lines (a third column, as older versions wrote, is ignored)."""
+    return {topic: normalize_query(query) for topic, query in
+            _two_columns(path, "QUERY").items()}
+
+
+def read_topic_applications(path: str | Path) -> dict[str, str]:
+    """``id<TAB>application`` lines: the application each TREC topic was mined from."""
+    return {topic: application.strip() for topic, application in
+            _two_columns(path, "APPLICATION").items()}
 
 
 def _columns(path: str | Path, line_number: int, line: str, minimum: int) -> list[str]:
@@ -50,40 +129,146 @@ def _topic_query(path: str | Path, line_number: int, topic: str,
     return topics[topic]
 
 
-def read_judged(paths: Iterable[str | Path], topics: dict[str, str] | None) -> set[str]:
-    """Normalized queries of every judgment file (Quepid CSV or TREC qrels)."""
-    judged: set[str] = set()
+@dataclass(frozen=True)
+class Sources:
+    """What names the rows of files that do not say it themselves."""
+
+    topics: dict[str, str] | None = None
+    topic_applications: dict[str, str] = field(default_factory=dict)
+    rater: str | None = None
+    application: str | None = None
+
+
+def _load_json(path: str | Path) -> Any:
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as error:
+        raise JudgmentsError(f"{path}: not valid JSON: {error}") from None
+
+
+def _read_book(path: str | Path, book: dict[str, Any], sources: Sources,
+               reading: Reading) -> None:
+    name = str(book.get("name") or "")
+    application = sources.application
+    if application is None:
+        application = name.partition(BOOK_NAME_SEPARATOR)[0] if BOOK_NAME_SEPARATOR in name \
+            else ""
+    pairs = book["query_doc_pairs"]
+    if not isinstance(pairs, list):
+        raise JudgmentsError(f"{path}: query_doc_pairs must be a list")
+    for number, pair in enumerate(pairs, start=1):
+        if not isinstance(pair, dict):
+            raise JudgmentsError(f"{path}: query_doc_pairs[{number}] is not an object")
+        query = pair.get("query_text", pair.get("query"))
+        judgements = pair.get("judgements") or []
+        if not judgements:
+            reading.not_judged["unrated"] += 1
+        for judgement in judgements:
+            if not isinstance(judgement, dict):
+                reading.not_judged["malformed"] += 1
+            elif judgement.get("unrateable"):
+                reading.not_judged["unrateable"] += 1
+            elif judgement.get("judge_later"):
+                reading.not_judged["judge_later"] += 1
+            else:
+                reading.add(application, query or "", pair.get("doc_id"),
+                            str(judgement.get("user_email") or ""), judgement.get("rating"))
+
+
+def _read_srw(path: str | Path, body: dict[str, Any], rater: str, application: str,
+              reading: Reading) -> None:
+    entries = body["judgmentRatings"]
+    if isinstance(entries, dict):  # the plugin's first format: {query: [{docId, rating}]}
+        entries = [{"query": q, "ratings": r} for q, r in entries.items()]
+    if not isinstance(entries, list):
+        raise JudgmentsError(f"{path}: judgmentRatings must be a list")
+    for entry in entries:
+        ratings = entry.get("ratings") if isinstance(entry, dict) else None
+        if not isinstance(ratings, list):
+            raise JudgmentsError(f"{path}: every judgmentRatings entry needs a ratings list")
+        if not ratings:
+            reading.not_judged["unrated"] += 1
+        for rating in ratings:
+            if not isinstance(rating, dict):
+                reading.not_judged["malformed"] += 1
+            else:
+                reading.add(application, entry.get("query") or "",
+                            rating.get("docId"), rater, rating.get("rating"))
+
+
+def _read_csv(path: str | Path, rater: str, application: str, reading: Reading) -> bool:
+    """Quepid's ratings CSV or the set's own file; False when ``path`` is neither."""
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = [c.strip().lower() for c in reader.fieldnames or ()]
+        if header == list(COLUMNS):
+            for row in reader:
+                reading.add(row["application"] or "", row["query"] or "", row["doc_id"],
+                            row["rater"] or "", row["grade"])
+            return True
+        if "query" not in header or "rating" not in header or not (
+                {"docid", "doc_id"} & set(header)):
+            return False
+        names = dict(zip(header, reader.fieldnames or (), strict=True))
+        document = names.get("docid", names.get("doc_id"))
+        for row in reader:
+            reading.add(application, row[names["query"]] or "", row[document], rater,
+                        row[names["rating"]])
+        return True
+
+
+def _read_qrels(path: str | Path, sources: Sources, rater: str, reading: Reading) -> None:
+    for line_number, line in _numbered_lines(path):
+        topic, _, document, grade = _columns(path, line_number, line, 4)[:4]
+        query = _topic_query(path, line_number, topic, sources.topics)
+        application = sources.topic_applications.get(topic, sources.application or "")
+        reading.add(application, query, unquote(document), rater, grade)
+
+
+def read_judgments(paths: Iterable[str | Path], sources: Sources, max_grade: int) -> Reading:
+    """Every file of ``paths`` into one reading (format by content)."""
+    reading = Reading(max_grade)
     for path in paths:
-        with open(path, encoding="utf-8", newline="") as handle:
-            first = handle.readline()
-            handle.seek(0)
-            if "query" in [c.strip().lower() for c in first.split(",")]:
-                reader = csv.DictReader(handle)
-                column = next(c for c in reader.fieldnames or () if c.strip().lower() == "query")
-                judged.update(normalize_query(row[column]) for row in reader if row[column])
-                continue
-            for line_number, line in enumerate(handle, start=1):
-                if line.strip():
-                    topic = _columns(path, line_number, line, 4)[0]
-                    judged.add(_topic_query(path, line_number, topic, topics))
-    return judged
+        try:
+            _read_file(path, sources, reading)
+        except UnicodeDecodeError as error:
+            raise JudgmentsError(f"{path}: not UTF-8 text ({error.reason} at byte "
+                                 f"{error.start})") from None
+        except OSError as error:
+            raise JudgmentsError(f"{path}: {error.strerror}") from None
+    return reading
+
+
+def _read_file(path: str | Path, sources: Sources, reading: Reading) -> None:
+    rater = sources.rater or Path(path).name
+    with open(path, encoding="utf-8-sig") as handle:
+        start = handle.read(4096).lstrip()[:1]
+    if start in ("{", "["):
+        document = _load_json(path)
+        if isinstance(document, dict) and "query_doc_pairs" in document:
+            _read_book(path, document, sources, reading)
+        elif isinstance(document, dict) and "judgmentRatings" in document:
+            _read_srw(path, document, rater, sources.application or "", reading)
+        else:
+            raise JudgmentsError(f"{path}: JSON that is neither a Quepid book "
+                                 "(query_doc_pairs) nor SRW judgments (judgmentRatings)")
+    elif not _read_csv(path, rater, sources.application or "", reading):
+        _read_qrels(path, sources, rater, reading)
 
 
 def read_run(path: str | Path, topics: dict[str, str] | None,
              depth: int) -> dict[str, list[str]]:
     """The top ``depth`` documents per query of a TREC run file, by rank."""
     ranked: dict[str, list[tuple[int, str]]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            topic, _, document, rank = _columns(path, line_number, line, 6)[:4]
-            try:
-                position = int(rank)
-            except ValueError:
-                raise JudgmentsError(
-                    f"{path}:{line_number}: rank {rank!r} is not an integer") from None
-            query = _topic_query(path, line_number, topic, topics)
-            ranked.setdefault(query, []).append((position, document))
+    for line_number, line in _numbered_lines(path):
+        topic, _, document, rank = _columns(path, line_number, line, 6)[:4]
+        try:
+            position = int(rank)
+        except ValueError:
+            raise JudgmentsError(
+                f"{path}:{line_number}: rank {rank!r} is not an integer") from None
+        query = _topic_query(path, line_number, topic, topics)
+        ranked.setdefault(query, []).append((position, unquote(document)))
     return {query: [document for _, document in sorted(entries)[:depth]]
             for query, entries in ranked.items()}

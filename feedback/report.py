@@ -11,7 +11,7 @@ import pandas as pd
 from collector.quality import STRATA
 
 _COLOURS = ("#c0392b", "#e67e22", "#8e44ad", "#2980b9", "#27ae60")
-_STYLE = """body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:72em}
+STYLE = """body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:72em}
 table{border-collapse:collapse;margin:1em 0}td,th{padding:.25em .6em;border-bottom:1px solid #ddd;
 text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}h2{margin-top:2em}
 .legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:.9em;
@@ -47,7 +47,7 @@ def bar_chart(categories: list[str], series: dict[str, list[float]], percent: bo
     return "".join(parts) + f'<div class="legend">{legend}</div>'
 
 
-def _table(frame: pd.DataFrame, columns: dict[str, str]) -> str:
+def table(frame: pd.DataFrame, columns: dict[str, str]) -> str:
     head = "".join(f"<th>{escape(title)}</th>" for title in columns.values())
     rows = []
     for record in frame[list(columns)].itertuples(index=False):
@@ -77,7 +77,8 @@ def stratum_rates(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,
-           top_failing: pd.DataFrame) -> str:
+           top_failing: pd.DataFrame, agreement: str = "") -> str:
+    """The page; ``agreement``: the judges' agreement section (HTML), when there are raters."""
     rates = stratum_rates(frame)
     counts = chosen.groupby(["stratum", "selected_as"]).size().unstack(fill_value=0).reindex(
         list(STRATA), fill_value=0)
@@ -90,7 +91,7 @@ def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,
                "zero_result_rate": "zero-result", "reformulation_rate": "reformulation",
                "abandonment_rate": "abandonment", "impact": "impact"}
     return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>searchpulse feedback — judgment candidates</title><style>{_STYLE}</style></head><body>
+<title>searchpulse feedback — judgment candidates</title><style>{STYLE}</style></head><body>
 <h1>Judgment-set candidates</h1><table>{facts}</table>
 <h2>Failure rates per stratum</h2>
 {bar_chart(list(STRATA), {k: list(v) for k, v in rates.items()}, percent=True)}
@@ -99,8 +100,10 @@ def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,
 excess of a Wilson lower bound — zero results, reformulated, abandoned, not clicked — over the
 application's own rate), plus traffic-weighted random non-failing queries for calibration.</p>
 {bar_chart(list(STRATA), selected_series, percent=False)}
-{_table(chosen, {"topic": "topic", **signals, "selected_as": "selected as"})}
+{table(chosen, {"topic": "topic", **signals, "selected_as": "selected as",
+                "pooled_documents": "documents to judge"})}
 <h2>Top failing queries of the period</h2>
-{_table(top_failing, signals)}
+{table(top_failing, signals)}
+{agreement}
 </body></html>
 """

@@ -4,7 +4,6 @@ determinism, both stores (SQLite and a real PostgreSQL give the same files) and 
 
 from __future__ import annotations
 
-import csv
 import json
 from datetime import date
 from html.parser import HTMLParser
@@ -96,22 +95,35 @@ def test_selects_the_failing_queries_within_quotas(simulation, tmp_path, capsys)
     assert set(summary["shortfall"]) <= {"tail", "head"}  # few tail queries are provably bad
 
 
-def test_already_judged_queries_are_excluded(simulation, tmp_path, capsys):
+def test_already_judged_queries_are_excluded_unfilled_templates_are_not(simulation, tmp_path,
+                                                                        capsys):
     _, _, store = simulation
     run_job(store, tmp_path / "first", capsys)
     first = pd.read_csv(tmp_path / "first" / "candidates.csv", keep_default_na=False)
-    judged = first[first["selected_as"] == "failing"]["query"].head(8).tolist()
+    failing = first[first["selected_as"] == "failing"]
+    judged = failing["query"].head(8).tolist()
+    unfilled = [q for q in failing["query"].iloc[8:16] if q not in judged][:4]
     quepid = tmp_path / "judged.csv"
-    quepid.write_text("query,docid,rating\n" + "".join(f"{q.title()},d1,2\n" for q in judged))
+    quepid.write_text("query,docid,rating\n" + "".join(f"{q.title()},d1,2\n" for q in judged)
+                      + "".join(f"{q},d1,\n" for q in unfilled))  # rows nobody rated
+    web = failing[(failing["application"] == "web")
+                  & ~failing["query"].isin([*judged, *unfilled])].iloc[0]
     topics = tmp_path / "topics.tsv"
-    topics.write_text("old-1\t" + judged[0] + "\n")
+    topics.write_text(f"old-1\t{judged[0]}\nold-2\t{web['query']}\nold-3\t{unfilled[0]}\n")
+    applications = tmp_path / "topic-applications.tsv"
+    applications.write_text("old-2\tweb\n")
     qrels = tmp_path / "qrels.txt"
-    qrels.write_text("old-1 0 d1 3\n")
+    qrels.write_text("old-1 0 d1 3\nold-2 0 d7 1\nold-3 0 d1 -1\n")  # -1: the old template
     summary = run_job(store, tmp_path / "second", capsys, "--judgments", str(quepid),
-                      "--judgments", str(qrels), "--topics", str(topics))
+                      "--judgments", str(qrels), "--topics", str(topics),
+                      "--topic-applications", str(applications))
     second = pd.read_csv(tmp_path / "second" / "candidates.csv", keep_default_na=False)
     assert not set(judged) & set(second["query"])
-    assert summary["excluded_already_judged"] >= len(set(judged))
+    assert set(unfilled) <= set(second["query"])
+    # judged for web only: excluded there, still a candidate wherever else it fails
+    assert web["query"] not in set(second[second["application"] == "web"]["query"])
+    assert summary["judgment_rows_not_judged"] == {"negative": 1, "unrated": len(unfilled)}
+    assert summary["excluded_already_judged"] >= len(set(judged)) + 1
 
 
 def test_personal_data_is_dropped_counted_and_written_nowhere(simulation, tmp_path, capsys):
@@ -119,7 +131,8 @@ def test_personal_data_is_dropped_counted_and_written_nowhere(simulation, tmp_pa
     summary = run_job(store, tmp_path / "out", capsys)
     assert summary["dropped_personal_data_queries"] == 4
     assert summary["dropped_personal_data_searches"] == 120
-    written = "".join(p.read_text() for p in (tmp_path / "out").iterdir()).lower()
+    written = "".join(p.read_text() for p in (tmp_path / "out").rglob("*")
+                      if p.is_file()).lower()
     for text in PERSONAL:
         normalized = normalize_query(text)
         assert normalized not in written
@@ -142,7 +155,7 @@ def test_every_output_parses_in_its_format(simulation, tmp_path, capsys):
     run = tmp_path / "new-ranker.run"
     first = tmp_path / "first"
     run_job(store, first, capsys)
-    topics_path = first / "topics.tsv"
+    topics_path = first / "trec/topics.tsv"
     topic_lines = [line.split("\t") for line in topics_path.read_text().splitlines()]
     run.write_text("".join(f"{topic} Q0 run-doc-{i} {i} {10 - i} new-ranker\n"
                            for topic, *_ in topic_lines[:3] for i in range(1, 4)))
@@ -152,30 +165,44 @@ def test_every_output_parses_in_its_format(simulation, tmp_path, capsys):
                                             "selected_as", "reason"]
     assert (candidates[candidates["selected_as"] == "failing"]["reason"] != "").all()
     assert candidates["topic"].is_unique
-    topics = [line.split("\t") for line in (out / "topics.tsv").read_text().splitlines()]
-    assert [t[0] for t in topics] == list(candidates["topic"])
-    with open(out / "pool.quepid.csv", newline="") as handle:
-        pool = list(csv.DictReader(handle))
-    assert list(pool[0]) == ["query", "docid", "rating"]
-    assert {row["rating"] for row in pool} == {""}
-    assert len(pool) == summary["pooled_documents"]
-    qrels = [line.split() for line in (out / "qrels.template.txt").read_text().splitlines()]
-    assert all(len(f) == 4 and f[1] == "0" and f[3] == "-1" for f in qrels)
-    assert {f[0] for f in qrels} <= set(candidates["topic"])
+    topics = [line.split("\t") for line in (out / "trec/topics.tsv").read_text().splitlines()]
+    assert [t for t in topics] == candidates[["topic", "query"]].values.tolist()  # two columns
+    applications = dict(line.split("\t") for line in
+                        (out / "trec/topic-applications.tsv").read_text().splitlines())
+    assert applications == dict(zip(candidates["topic"], candidates["application"],
+                                                strict=True))
+    pool = [line.split(" ") for line in (out / "trec/pool.txt").read_text().splitlines()]
+    assert all(len(f) == 2 for f in pool) and len(pool) == summary["pooled_documents"]
+    pooled_topics = {f[0] for f in pool}
+    # every topic has documents to judge, or is reported as having none
+    assert sorted(set(candidates["topic"]) - pooled_topics) == \
+        summary["topics_without_documents"]
+    assert summary["topics_without_documents"]  # zero-result queries show nothing to pool
+    assert dict(zip(candidates["topic"], candidates["pooled_documents"], strict=True)) == {
+        t: sum(f[0] == t for f in pool) for t in candidates["topic"]}
     # the run's top documents joined the pool of its three queries (in every application)
     run_queries = {t[1] for t in topic_lines[:3]}
-    pooled_run_docs = {(f[0], f[2]) for f in qrels if f[2].startswith("run-doc-")}
+    pooled_run_docs = {(f[0], f[1]) for f in pool if f[1].startswith("run-doc-")}
     assert pooled_run_docs == {(t[0], f"run-doc-{i}") for t in topics if t[1] in run_queries
                                for i in range(1, 4)}
-    query_set = json.loads((out / "srw-query-set.json").read_text())
-    assert query_set["sampling"] == "manual"
-    assert {q["queryText"] for q in query_set["querySetQueries"]} == set(candidates["query"])
-    judgments = json.loads((out / "srw-judgments.json").read_text())
-    assert judgments["type"] == "IMPORT_JUDGMENT"
-    assert sum(len(j["ratings"]) for j in judgments["judgmentRatings"]) == len(
-        {(row["query"], row["docid"]) for row in pool})
-    assert all(set(r) == {"docId", "rating"} for j in judgments["judgmentRatings"]
-               for r in j["ratings"])
+    books = {p.name: json.loads(p.read_text()) for p in (out / "quepid").glob("*.book.json")}
+    assert set(books) == {f"{a}.book.json" for a in
+                          candidates[candidates["pooled_documents"] > 0]["application"]}
+    for name, book in books.items():
+        application = name.removesuffix(".book.json")
+        assert book["name"].startswith(f"{application} · searchpulse candidates ")
+        assert book["scale"] == [0, 1, 2, 3] and book["show_rank"] is False
+        expected = [(q, d) for t, d in pool for q in [dict(topics)[t]]
+                    if applications[t] == application]
+        assert [(p["query_text"], p["doc_id"]) for p in book["query_doc_pairs"]] == expected
+        assert all(set(p) == {"query_text", "doc_id", "position", "notes"}
+                   and p["position"] >= 1 for p in book["query_doc_pairs"])
+    for application, rows in candidates.groupby("application"):
+        query_set = json.loads((out / f"srw/{application}.query-set.json").read_text())
+        assert query_set["sampling"] == "manual"
+        assert [q["queryText"] for q in query_set["querySetQueries"]] == list(
+            dict.fromkeys(rows["query"]))
+    assert not list(out.glob("**/*judgments*")) and not list(out.glob("**/*qrels*"))
     strata = load_strata_csv(out / "strata.csv")  # the collector loads it as strata.file
     assert set(strata.values()) == {0, 1}
     head = {q for q, s in vocab.strata.items() if s == 0}
@@ -189,8 +216,8 @@ def test_same_seed_same_files_other_seed_other_calibration(simulation, tmp_path,
     _, _, store = simulation
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
         run_job(store, tmp_path / name, capsys, "--seed", seed)
-    for file in ("candidates.csv", "pool.quepid.csv", "qrels.template.txt", "strata.csv",
-                 "srw-judgments.json"):
+    for file in ("candidates.csv", "trec/pool.txt", "trec/topics.tsv", "strata.csv",
+                 "quepid/web.book.json", "srw/web.query-set.json"):
         assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
     a = pd.read_csv(tmp_path / "a" / "candidates.csv", keep_default_na=False)
     c = pd.read_csv(tmp_path / "c" / "candidates.csv", keep_default_na=False)
@@ -207,7 +234,7 @@ def test_postgresql_store_gives_the_same_files(simulation, postgres_database, tm
     replay([str(log)], load_config(environ={}), store=postgres_database)
     run_job(sqlite_store, tmp_path / "sqlite", capsys)
     run_job(postgres_database, tmp_path / "postgresql", capsys)
-    for file in ("candidates.csv", "pool.quepid.csv", "strata.csv"):
+    for file in ("candidates.csv", "trec/pool.txt", "strata.csv"):
         assert (tmp_path / "sqlite" / file).read_text() == (
             tmp_path / "postgresql" / file).read_text(), file
 

@@ -1,34 +1,162 @@
-"""Judgment files (Quepid CSV, TREC qrels + topics) and TREC runs."""
+"""What the judges' tools return (Quepid book export and CSV, TREC qrels, SRW, judgments.csv),
+read into one judgment set; "not judged" is never a grade; TREC runs."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from feedback.judgments import JudgmentsError, read_judged, read_run, read_topics
+from feedback.judgment_set import JudgmentSet, combine, round_half_up
+from feedback.judgments import (
+    JudgmentsError,
+    Sources,
+    read_judgments,
+    read_run,
+    read_topic_applications,
+    read_topics,
+)
 
 
-def test_quepid_csv_and_trec_qrels(tmp_path):
+def rows(reading):
+    return sorted(reading.rows)
+
+
+def test_quepid_csv_empty_rating_is_not_judged(tmp_path):
     quepid = tmp_path / "quepid.csv"
-    quepid.write_text("query,docid,rating\nRed  Tent,d1,3\nred tent,d2,0\nLamp,d9,1\n")
+    quepid.write_text("query,docid,rating\nRed  Tent,d1,3\nred tent,d2,\n\"Lamp, desk\",d9,1\n"
+                      "lamp,,2\n")
+    reading = read_judgments([quepid], Sources(), max_grade=3)
+    assert rows(reading) == [("", "lamp, desk", "d9", "quepid.csv", 1.0),
+                             ("", "red tent", "d1", "quepid.csv", 3.0)]
+    assert reading.not_judged == {"unrated": 1, "no_document": 1}
+
+
+def test_trec_qrels_negative_grades_are_not_judged(tmp_path):
     topics = tmp_path / "topics.tsv"
-    topics.write_text("t1\tCamping Stove\tweb\nt2\tkettle\n")
+    topics.write_text("t1\tCamping Stove\nt2\tkettle\tweb\n")  # an old three-column file too
+    applications = tmp_path / "topic-applications.tsv"
+    applications.write_text("t1\tshop\n")
     qrels = tmp_path / "qrels.txt"
-    qrels.write_text("t1 0 d1 2\nt2 0 d4 0\n\n")
-    assert read_judged([quepid], None) == {"red tent", "lamp"}
-    assert read_judged([quepid, qrels], read_topics(topics)) == {
-        "red tent", "lamp", "camping stove", "kettle"}
+    qrels.write_text("t1 0 d1 2\nt1 0 doc%201 0\nt2 0 d4 -1\nt2 0 d5 7\n\n")
+    sources = Sources(topics=read_topics(topics),
+                      topic_applications=read_topic_applications(applications), rater="anna")
+    reading = read_judgments([qrels], sources, max_grade=3)
+    assert rows(reading) == [("shop", "camping stove", "d1", "anna", 2.0),
+                             ("shop", "camping stove", "doc 1", "anna", 0.0)]
+    assert reading.not_judged == {"negative": 1, "off_scale": 1}
 
 
 def test_trec_files_need_topics_and_name_bad_lines(tmp_path):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("t1 0 d1 2\n")
     with pytest.raises(JudgmentsError, match="pass --topics"):
-        read_judged([qrels], None)
+        read_judgments([qrels], Sources(), 3)
     with pytest.raises(JudgmentsError, match=r"qrels.txt:1: topic 't1' is not in the topics"):
-        read_judged([qrels], {"t2": "x"})
+        read_judgments([qrels], Sources(topics={"t2": "x"}), 3)
     qrels.write_text("t1 0 d1\n")
     with pytest.raises(JudgmentsError, match=r"qrels.txt:1: expected at least 4"):
-        read_judged([qrels], {"t1": "x"})
+        read_judgments([qrels], Sources(topics={"t1": "x"}), 3)
+
+
+def test_quepid_book_export_one_grade_per_rater(tmp_path):
+    """The shape of Quepid's book export (api/v1/export/books): judgements carry rating,
+    unrateable, judge_later, user_email (absent for an anonymous judgement)."""
+    book = tmp_path / "book_export_7.json"
+    book.write_text(json.dumps({
+        "name": "shop · searchpulse candidates 2026-11-30", "show_rank": False,
+        "support_implicit_judgements": False,
+        "query_doc_pairs": [
+            {"query_text": "Tent", "doc_id": "d1", "position": 1, "document_fields": {},
+             "judgements": [
+                 {"rating": 3.0, "unrateable": False, "judge_later": False,
+                  "user_email": "ann@example.com", "explanation": None},
+                 {"rating": 2.0, "unrateable": False, "judge_later": False,
+                  "user_email": "bob@example.com"},
+                 {"rating": 1.0, "unrateable": False, "judge_later": False}]},
+            {"query_text": "tent", "doc_id": "d2", "position": 2, "judgements": [
+                {"rating": None, "unrateable": True, "judge_later": False,
+                 "user_email": "ann@example.com"},
+                {"rating": None, "unrateable": False, "judge_later": True,
+                 "user_email": "bob@example.com"}]},
+            {"query_text": "tent", "doc_id": "d3", "position": 3, "judgements": []}]}))
+    reading = read_judgments([book], Sources(), 3)
+    assert rows(reading) == [("shop", "tent", "d1", "", 1.0),
+                             ("shop", "tent", "d1", "ann@example.com", 3.0),
+                             ("shop", "tent", "d1", "bob@example.com", 2.0)]
+    assert reading.not_judged == {"unrateable": 1, "judge_later": 1, "unrated": 1}
+    # --application wins over the name; a foreign book's name says nothing
+    assert {r[0] for r in read_judgments([book], Sources(application="web"), 3).rows} == {"web"}
+    book.write_text(json.dumps({"name": "Team book", "query_doc_pairs": [
+        {"query_text": "tent", "doc_id": "d1", "judgements": [{"rating": 1}]}]}))
+    assert read_judgments([book], Sources(), 3).rows == [("", "tent", "d1", "", 1.0)]
+
+
+def test_srw_judgments_both_shapes(tmp_path):
+    listed = tmp_path / "srw.json"
+    listed.write_text(json.dumps({"name": "x", "type": "IMPORT_JUDGMENT", "judgmentRatings": [
+        {"query": "Tent", "ratings": [{"docId": "d1", "rating": "3.000"},
+                                      {"docId": "d2", "rating": ""},
+                                      {"docId": "d3", "rating": 1}]},
+        {"query": "lamp", "ratings": []}]}))
+    mapped = tmp_path / "old-srw.json"
+    mapped.write_text(json.dumps({"judgmentRatings": {"kettle": [{"docId": "k", "rating": "2"}]}}))
+    reading = read_judgments([listed, mapped], Sources(rater="llm"), 3)
+    assert rows(reading) == [("", "kettle", "k", "llm", 2.0), ("", "tent", "d1", "llm", 3.0),
+                             ("", "tent", "d3", "llm", 1.0)]
+    assert reading.not_judged == {"unrated": 2}
+
+
+def test_judgment_set_file_round_trips(tmp_path):
+    judgments = JudgmentSet.of([("shop", "tent", "d,1", "ann", 3.0), ("", "lamp", "d2", "", 1.5),
+                                ("shop", "tent", "d,1", "bob", 0.0)])
+    judgments.write(tmp_path / "judgments.csv")
+    assert (tmp_path / "judgments.csv").read_text().splitlines()[0] == \
+        "application,query,doc_id,rater,grade"
+    again = read_judgments([tmp_path / "judgments.csv"], Sources(), 3).judgment_set()
+    key = ["application", "query", "doc_id", "rater"]
+    assert again.grades.sort_values(key).values.tolist() == \
+        judgments.grades.sort_values(key).values.tolist()
+
+
+def test_hostile_files_are_refused_with_the_file_named(tmp_path):
+    binary = tmp_path / "photo.jpg"
+    binary.write_bytes(b"\xff\xd8\xff\xe0" + bytes(range(256)))
+    with pytest.raises(JudgmentsError, match="photo.jpg: not UTF-8"):
+        read_judgments([binary], Sources(), 3)
+    broken = tmp_path / "book.json"
+    broken.write_text('{"query_doc_pairs": [')
+    with pytest.raises(JudgmentsError, match="book.json: not valid JSON"):
+        read_judgments([broken], Sources(), 3)
+    other = tmp_path / "other.json"
+    other.write_text('{"hits": []}')
+    with pytest.raises(JudgmentsError, match="neither a Quepid book"):
+        read_judgments([other], Sources(), 3)
+    with pytest.raises(JudgmentsError, match="missing.csv: No such file"):
+        read_judgments([tmp_path / "missing.csv"], Sources(), 3)
+    bom = tmp_path / "excel.csv"
+    bom.write_text("\ufeffquery,docid,rating\ntent,d1,x\ntent,d2,2\n", encoding="utf-8")
+    reading = read_judgments([bom], Sources(), 3)
+    assert reading.rows == [("", "tent", "d2", "excel.csv", 2.0)]
+    assert reading.not_judged == {"not_a_number": 1}
+
+
+@pytest.mark.parametrize(("grades", "final"), [
+    ([2], 2), ([3, 0], 2),  # mean 1.5, rounded half up as Quepid (Ruby) rounds
+    ([3, 3, 0], 0),  # the top three disagree: the lowest of them
+    ([3, 3, 3, 0], 3),  # the top three agree; below: top three 3, 2, 2 → 2
+    ([1, 2, 3, 2], 2), ([0, 1], 1), ([0, 0, 1], 0)])
+def test_final_grade_is_quepids_rule(grades, final):
+    assert round_half_up(combine(grades)) == final
+
+
+def test_a_raters_later_grade_replaces_the_earlier_anonymous_ones_stay():
+    judgments = JudgmentSet.of([("a", "q", "d", "ann", 1.0), ("a", "q", "d", "ann", 3.0),
+                                ("a", "q", "d", "", 0.0), ("a", "q", "d", "", 0.0)])
+    assert sorted(judgments.grades["grade"]) == [0.0, 0.0, 3.0]
+    final = judgments.final()
+    assert final[["grade", "raters"]].values.tolist() == [[0, 3]]  # [3, 0, 0]: min of top 3
+    assert judgments.judged_queries() == {("a", "q")}
 
 
 def test_run_file_top_documents_by_rank(tmp_path):

@@ -1,0 +1,154 @@
+"""``searchpulse judgments``: bring what the judges returned back into one judgment set
+(``import``), and measure whether they agree (``agreement``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from collector.config import Config
+from collector.quality import STRATA
+from collector.strata import StrataClassifier, load_strata_csv
+from feedback import agreement_report, handoff
+from feedback.agreement import Agreement, agreement
+from feedback.judgment_set import JudgmentSet, round_half_up
+from feedback.judgments import (
+    Reading,
+    Sources,
+    read_judgments,
+    read_topic_applications,
+    read_topics,
+)
+
+UNCLASSIFIED = "unclassified"
+
+
+@dataclass
+class JudgmentsRequest:
+    files: Sequence[str]
+    topics: str | None = None
+    topic_applications: str | None = None
+    rater: str | None = None
+    application: str | None = None
+
+
+def read(config: Config, request: JudgmentsRequest) -> Reading:
+    sources = Sources(
+        topics=read_topics(request.topics) if request.topics else None,
+        topic_applications=(read_topic_applications(request.topic_applications)
+                            if request.topic_applications else {}),
+        rater=request.rater, application=request.application)
+    return read_judgments(request.files, sources, config["judgments.max_grade"])
+
+
+def _topic_ids(final: pd.DataFrame, request: JudgmentsRequest) -> dict[tuple[str, str], str]:
+    """TREC topic ids: the ones the inputs used where known, else ``j-0001``… in order."""
+    ids: dict[tuple[str, str], str] = {}
+    if request.topics:
+        applications = (read_topic_applications(request.topic_applications)
+                        if request.topic_applications else {})
+        for topic, query in read_topics(request.topics).items():
+            ids.setdefault((applications.get(topic, ""), query), topic)
+    taken = set(ids.values())
+    number = 0
+    for key in sorted(set(zip(final["application"], final["query"], strict=True))):
+        if key in ids:
+            continue
+        number += 1
+        while f"j-{number:04d}" in taken:
+            number += 1
+        ids[key] = f"j-{number:04d}"
+    present = set(zip(final["application"], final["query"], strict=True))
+    return {key: topic for key, topic in ids.items() if key in present}
+
+
+def run_import(config: Config, request: JudgmentsRequest, out: Path) -> dict[str, Any]:
+    """Read every file into one set; write ``judgments.csv`` and the final grades for each
+    tool. Returns the summary."""
+    reading = read(config, request)
+    judgments = reading.judgment_set()
+    out.mkdir(parents=True, exist_ok=True)
+    judgments.write(out / "judgments.csv")
+    final = judgments.final()
+    directories = handoff.prepare(out)
+    written = handoff.write_ratings(directories, final, _topic_ids(final, request),
+                                    "imported judgments")
+    return {
+        "files": len(request.files),
+        "grades": len(judgments),
+        "raters": judgments.raters,
+        "anonymous_grades": int((judgments.grades["rater"] == "").sum()),
+        "judged_documents": len(final),
+        "judged_queries": len(judgments.judged_queries()),
+        "not_judged": dict(sorted(reading.not_judged.items())),
+        "final_grades": {str(g): int(n) for g, n in
+                         final["grade"].value_counts().sort_index().items()},
+        "quepid_rows_refused": written["quepid_refused"],
+        "written_to": str(out),
+    }
+
+
+def query_strata(config: Config, queries: pd.Index, strata_file: str | None) -> pd.Series:
+    """Stratum name per query: known-item by the collector's patterns, head/torso by the
+    strata file (the feedback job's ``strata.csv`` or ``strata.file``), other listed-file
+    queries tail; without a strata file, "unclassified"."""
+    classifier = StrataClassifier.from_config(config)
+    if strata_file:
+        classifier.table = load_strata_csv(strata_file)
+    codes = [classifier.text(q).fixed_stratum for q in queries]
+    return pd.Series([STRATA[c] if c >= 0 else UNCLASSIFIED for c in codes], index=queries,
+                     dtype=object)
+
+
+def measure(config: Config, judgments: JudgmentSet, strata_file: str | None,
+            automatic: Sequence[str]) -> tuple[list[Agreement], int]:
+    """Agreement rows, and how many anonymous grades could not be paired."""
+    grades = judgments.grades.copy()
+    grades["grade"] = grades["grade"].map(round_half_up)
+    strata = query_strata(config, pd.Index(grades["query"].unique()), strata_file)
+    rows = agreement(grades, strata, config["judgments.max_grade"],
+                     config["judgments.min_pairs"],
+                     frozenset(automatic or config["judgments.automatic_raters"]))
+    return rows, int((grades["rater"] == "").sum())
+
+
+def run_agreement(config: Config, request: JudgmentsRequest, strata_file: str | None,
+                  automatic: Sequence[str], html: Path | None) -> dict[str, Any]:
+    reading = read(config, request)
+    judgments = reading.judgment_set()
+    rows, not_paired = measure(config, judgments, strata_file, automatic)
+    summary = {"grades": len(judgments), "raters": judgments.raters,
+               "automatic_raters": sorted(automatic or config["judgments.automatic_raters"]),
+               "min_pairs": config["judgments.min_pairs"],
+               "scale": f"0..{config['judgments.max_grade']}",
+               "not_judged": dict(sorted(reading.not_judged.items())),
+               "anonymous_grades": not_paired}
+    if html is not None:
+        html.write_text(agreement_report.page(summary, rows, not_paired), encoding="utf-8")
+    return {**summary, "agreement": [row.as_dict() for row in rows]}
+
+
+def text_table(result: dict[str, Any]) -> str:
+    """The agreement rows as a fixed-width table for a terminal."""
+    lines = [f"{'stratum':<13} {'reference':<22} {'judge':<22} {'pairs':>6} {'alpha':>6} "
+             f"{'kappa':>6} {'exact':>6} {'±1':>6} {'diff':>6}  note"]
+
+    def number(value: float | None) -> str:
+        return f"{value:6.3f}" if value is not None else f"{'—':>6}"
+
+    for row in result["agreement"]:
+        lines.append(
+            f"{row['stratum']:<13} {row['reference']:<22} {row.get('judge') or '(all)':<22} "
+            f"{row['pairs']:>6} {number(row.get('alpha'))} {number(row.get('kappa'))} "
+            f"{number(row.get('exact'))} {number(row.get('within_one'))} "
+            f"{number(row.get('mean_difference'))}  {row.get('note', '')}")
+    return "\n".join(lines)
+
+
+def dump(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=2, ensure_ascii=False)
