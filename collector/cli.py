@@ -389,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "pool the documents to judge; write the files for the judges.",
         epilog="Writes to --out: candidates.csv, strata.csv, report.html, quepid/APP.book.json,\n"
                "trec/pool.txt, trec/topics.tsv, trec/topic-applications.tsv,\n"
-               "srw/APP.query-set.json (docs: README, 'Judge the candidates').\n"
+               "srw/APP.query-set.json (docs/judgments.md).\n"
                "Quotas, thresholds and depths: the feedback.* settings "
                "(searchpulse --help).\nExit codes: 0 ok, 2 configuration error, 3 store, "
                "judgments or runs unusable, or no data in the period.")
