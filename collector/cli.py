@@ -1,7 +1,7 @@
 """``searchpulse``: one command, a subcommand per job. Wiring only: the work lives elsewhere.
 
 Exit codes: 0 success · 1 unexpected failure · 2 usage or configuration error · 3 input
-unreadable · 130 interrupted.
+unreadable · 4 evaluate's gate: a significant regression · 130 interrupted.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collector.query_store import StoreError
 from collector.strata import StrataError
 
 # 1 is Python's own, for an unexpected failure (with its traceback).
-EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 2, 3, 130
+EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_REGRESSION, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
 log = logging.getLogger("searchpulse")
 
 
@@ -38,7 +38,8 @@ def _settings(args: argparse.Namespace, **flags: Any) -> Any:
 def cmd_replay(args: argparse.Namespace) -> int:
     from collector.replay import replay
 
-    config = _settings(args, **{"strata.file": args.strata_file, "store.url": args.store})
+    config = _settings(args, **{"strata.file": args.strata_file, "store.url": args.store,
+                                "judgments.file": args.judgments})
     for path in args.files:
         if path != "-" and not os.path.isfile(path):
             log.error("input %s: no such file", path)
@@ -128,7 +129,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "kafka.topics": ",".join(args.topic) if args.topic else None,
         "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
         "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout,
-        "store.url": args.store, **_web(args)})
+        "store.url": args.store, "judgments.file": args.judgments, **_web(args)})
     run_collector(config)
     return EXIT_OK
 
@@ -137,7 +138,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from collector.demo import run_demo
     from collector.sources.simulator import parse_duration
 
-    config = _settings(args, **{"http.port": args.port, "store.url": args.store, **_web(args)})
+    config = _settings(args, **{"http.port": args.port, "store.url": args.store,
+                                "judgments.file": args.judgments, **_web(args)})
     spec = _spec(args)
     spec.start = time.time()
     duration = parse_duration(args.duration) if args.duration else None
@@ -180,10 +182,10 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _judgments_request(args: argparse.Namespace) -> Any:
+def _judgments_request(args: argparse.Namespace, files: Sequence[str] | None = None) -> Any:
     from feedback.judgments_job import JudgmentsRequest
 
-    return JudgmentsRequest(files=args.files, topics=args.topics,
+    return JudgmentsRequest(files=args.files if files is None else files, topics=args.topics,
                             topic_applications=args.topic_applications, rater=args.rater,
                             application=args.application)
 
@@ -222,6 +224,68 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     print(dump(result) if args.json else text_table(result))
     return EXIT_OK
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from feedback.evaluate import as_json, evaluate, read_rankings
+    from feedback.evaluate_report import page
+    from feedback.judgments import JudgmentsError
+    from feedback.judgments_job import query_strata, read
+
+    config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin})
+    if len(args.run) > 2:
+        raise ConfigError("--run: one ranking to score, or two to compare")
+    try:
+        reading = read(config, _judgments_request(args, args.judgments))
+        final = reading.judgment_set().final()
+        sources = _judgments_request(args, [])
+        topics, applications = _topic_tables(sources)
+        runs = [read_rankings(path, topics, applications) for path in args.run]
+    except JudgmentsError as exc:
+        log.error("%s", exc)
+        return EXIT_INPUT
+    strata = query_strata(config, _queries_of(final, runs), args.strata)
+    result = evaluate(runs, final, strata, config["evaluate.depth"],
+                      config["judgments.max_grade"], config["evaluate.margin"],
+                      config["evaluate.significance"])
+    names = [Path(path).name for path in args.run]
+    if args.html:
+        Path(args.html).write_text(page(result, names), encoding="utf-8")
+    if args.json:
+        print(json.dumps(as_json(result), indent=2, ensure_ascii=False))
+    else:
+        for name, run in zip(names, result["runs"], strict=True):
+            print(f"{name}: {run['judged_rankings']} judged of {run['rankings']} rankings")
+            print(run["summary"].to_string(index=False, float_format="%.4f"))
+        if "comparison" in result:
+            print(f"{names[1]} − {names[0]}:")
+            print(result["comparison"].to_string(index=False, float_format="%.4f"))
+    if result.get("regression"):
+        log.error("gate: NDCG@%d regresses by more than %s with p < %s (see the comparison)",
+                  config["evaluate.depth"], config["evaluate.margin"],
+                  config["evaluate.significance"])
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def _queries_of(final: Any, runs: Sequence[Any]) -> Any:
+    """Every query of the judgments and the runs (for their strata)."""
+    import pandas as pd
+
+    queries = set(final["query"])
+    for run in runs:
+        queries.update(key[1] for key in run.ranked)
+    return pd.Index(sorted(queries))
+
+
+def _topic_tables(request: Any) -> tuple[Any, dict[str, str]]:
+    from feedback.judgments import read_topic_applications, read_topics
+
+    return (read_topics(request.topics) if request.topics else None,
+            read_topic_applications(request.topic_applications)
+            if request.topic_applications else {})
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
@@ -284,6 +348,12 @@ def _store(parser: argparse.ArgumentParser,
                         help=f"{purpose} sqlite:///PATH or postgresql://… (store.url)")
 
 
+def _live_judgments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--judgments", metavar="FILE",
+                        help="judgment set to score the rankings production shows: judged "
+                             "NDCG@10, ERR@10, coverage@10 (judgments.file; reloaded on change)")
+
+
 def _simulation(parser: argparse.ArgumentParser, sessions: int) -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--sessions", type=int, default=sessions,
@@ -326,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append rejected, orphan and late records with reasons (JSON lines)")
     p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
     _store(p)
+    _live_judgments(p)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
     _common(p)
@@ -361,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-timeout", type=float, help="kafka.idle_timeout_s (default 60)")
     _serving(p)
     _store(p)
+    _live_judgments(p)
     _common(p)
     p.set_defaults(func=cmd_collect)
 
@@ -375,6 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="metrics port (http.port, default 9464)")
     _serving(p)
     _store(p)
+    _live_judgments(p)
     _common(p)
     p.set_defaults(func=cmd_demo)
 
@@ -456,6 +529,37 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--json", action="store_true", help="print the result as JSON")
     _common(j)
     j.set_defaults(func=cmd_judgments_agreement)
+
+    p = sub.add_parser(
+        "evaluate", help="score rankings against the judgment set; gate on a regression",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Score one ranking (a TREC run, or a UBI log: the rankings production "
+                    "showed, one per search)\nagainst the judgment set: NDCG@k (gain 2^g-1, "
+                    "ideal from all judged documents), ERR@k,\nAP, P@k, R@k, reciprocal "
+                    "rank, judged@k; overall, per stratum and per application.\nWith two "
+                    "rankings (--run A --run B): paired differences, wins/losses/ties, a\n"
+                    "randomization test, and the gate: exit 4 when NDCG@k of all or of a "
+                    "stratum drops by\nmore than evaluate.margin with p < "
+                    "evaluate.significance.",
+        epilog="Exit codes: 0 ok (no regression), 2 configuration error, 3 a file unreadable "
+               "or malformed,\n4 the gate failed. Definitions: docs/evaluate.md.")
+    p.add_argument("--judgments", action="append", required=True, metavar="FILE",
+                   help="the judgment set (judgments.csv, a Quepid book export or CSV, SRW "
+                        "judgments, TREC qrels with --topics); repeatable")
+    p.add_argument("--run", action="append", required=True, metavar="FILE",
+                   help="a TREC run or a UBI log; give two to compare (A, then B)")
+    _topic_files(p)
+    p.add_argument("--rater", help="rater of judgment files that name none")
+    p.add_argument("--application", help="application of judgment rows whose file names none")
+    p.add_argument("--strata", metavar="FILE",
+                   help="query,stratum CSV (the feedback job's strata.csv; default strata.file)")
+    p.add_argument("--k", type=int, metavar="K", help="rank cut (evaluate.depth, default 10)")
+    p.add_argument("--margin", type=float,
+                   help="largest tolerated NDCG@k drop (evaluate.margin, default 0.01)")
+    p.add_argument("--html", metavar="FILE", help="also write an HTML page")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _common(p)
+    p.set_defaults(func=cmd_evaluate, files=[])
 
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)

@@ -190,6 +190,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("feedback.near_duplicate_similarity", float, 90.0,
             "Word-order-insensitive similarity (0-100) at which a query is a near-duplicate of "
             "one already chosen for the same application.", _percent),
+    Setting("judgments.file", str, "",
+            "Judgment set to score live rankings against (judgments.csv, a Quepid book export "
+            "or CSV, SRW judgments): judged NDCG@10, ERR@10, coverage@10; reloaded when it "
+            "changes; empty: none.", None),
     Setting("judgments.max_grade", int, 3,
             "Judges grade on 0..max_grade (Quepid's default scale: 0-3); a grade outside is "
             "refused as off_scale.", _positive),
@@ -199,6 +203,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("judgments.automatic_raters", list, [],
             "Raters that are automatic judges (an LLM's grades): reported as calibration "
             "against the humans, not as human raters.", None),
+    Setting("evaluate.depth", int, 10, "k of the rank-cut measures of `evaluate` (NDCG@k, "
+            "ERR@k, P@k, R@k, judged@k).", _positive),
+    Setting("evaluate.margin", float, 0.01,
+            "The gate fails when NDCG@k (all, or a stratum) drops by more than this...",
+            _non_negative),
+    Setting("evaluate.significance", float, 0.05,
+            "... with a paired randomization test's p below this.", _share),
     Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.", None),
     Setting("kafka.topics", list, ["ubi"], "Topics of UBI query and event records.", None),
     Setting("kafka.group_id", str, "searchpulse", "Consumer group of the collectors.", None),

@@ -29,6 +29,7 @@ from collector.events import (
     decode,
     event_time,
 )
+from collector.judged_relevance import JudgmentsFile
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
@@ -54,7 +55,10 @@ class Engine:
         config: Config,
         dead_letters: DeadLetterSink | None = None,
         query_stats: QueryStats | None = None,
+        judgments: JudgmentsFile | None = None,
     ) -> None:
+        """``judgments``: the judgment set to score live rankings against, shared by the
+        engines of one process; default: ``judgments.file``, when set."""
         self.config = config
         self.dead_letters = dead_letters or DiscardWithCount()
         self.stats = acc.PipelineStats()
@@ -72,6 +76,11 @@ class Engine:
                 min_clients=config["privacy.min_distinct_clients"]),
             query_stats=query_stats,
         )
+        if judgments is None and config["judgments.file"]:
+            judgments = JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
+        self.judgments = judgments
+        if judgments is not None:
+            self.sessions.judged = judgments.current()
         self.release = QueryRelease.from_config(config)
         self.clock = StreamClock(config["ordering.lateness_s"],
                                  config["ordering.clock_tolerance_s"],
@@ -336,6 +345,8 @@ class Engine:
         pending = self.pending
         on_query, on_event = sessions.on_query, sessions.on_event
         records = self.stats.records
+        if self.judgments is not None:
+            sessions.judged = self.judgments.current()  # a reloaded set from the next bucket
         while order and order[0] < limit:
             number = heappop(order)
             if number > sessions.next_deadline * TICKS:  # deadlines before this bucket

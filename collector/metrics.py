@@ -65,7 +65,18 @@ QUALITY_HISTOGRAMS = (
     ("searchpulse_search_latency_seconds", "latency",
      "Search latency reported in query_attributes.latency_ms."),
 )
-
+# Judged relevance of the rankings production showed (collector/judged_relevance.py): a summary
+# without quantiles per metric, _sum over judged searches and _count = judged searches, written
+# only for series with a judged search (nothing at all when no judgment set is loaded).
+QUALITY_JUDGED = (
+    ("searchpulse_judged_ndcg_at_10", "judged_ndcg_sum",
+     "NDCG@10 (gain 2^grade-1) of the first page production showed, over searches of judged "
+     "queries."),
+    ("searchpulse_judged_err_at_10", "judged_err_sum",
+     "ERR@10 of the first page production showed, over searches of judged queries."),
+    ("searchpulse_judged_coverage_at_10", "judged_coverage_sum",
+     "Share of the shown top 10 that has a grade, over searches of judged queries."),
+)
 
 GAUGE_HELP = {
     "last_event_timestamp_seconds": "Newest event time seen (Unix seconds); 0 before the first.",
@@ -150,6 +161,12 @@ def quality_text(series: list[QualitySeries]) -> bytes:
             add(f"{head}+Inf{tail}{floatToGoString(running)}\n")
             add(f"{name}_count{{{labels}}} {floatToGoString(running)}\n")
             add(f"{name}_sum{{{labels}}} {floatToGoString(buckets.sum)}\n")
+    for name, attribute, help_text in QUALITY_JUDGED:
+        _header(add, name, help_text, "summary")
+        for s, labels in zip(series, base, strict=True):
+            if s.judged_searches:
+                add(f"{name}_count{{{labels}}} {floatToGoString(s.judged_searches)}\n")
+                add(f"{name}_sum{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
     return "".join(lines).encode()
 
 

@@ -55,7 +55,8 @@ class QualitySeries:
     __slots__ = (
         "application", "stratum", "variant", "searches", "zero_result", "unknown_result_count",
         "clicked", "clicks", "converted", "conversions", "reformulated", "abandoned",
-        "zero_result_exits", "reciprocal_rank_sum", "time_to_first_click", "first_click_position",
+        "zero_result_exits", "reciprocal_rank_sum", "judged_searches", "judged_ndcg_sum",
+        "judged_err_sum", "judged_coverage_sum", "time_to_first_click", "first_click_position",
         "latency",
     )
 
@@ -75,13 +76,18 @@ class QualitySeries:
         self.abandoned = 0
         self.zero_result_exits = 0
         self.reciprocal_rank_sum = 0.0
+        self.judged_searches = 0  # searches scored against the judgment set (judged_relevance)
+        self.judged_ndcg_sum = 0.0
+        self.judged_err_sum = 0.0
+        self.judged_coverage_sum = 0.0
         self.time_to_first_click = Buckets(TIME_TO_FIRST_CLICK_BUCKETS)
         self.first_click_position = Buckets(FIRST_CLICK_POSITION_BUCKETS)
         self.latency = Buckets(latency_bounds)
 
 
 _COUNTS = ("searches", "zero_result", "unknown_result_count", "clicked", "clicks", "converted",
-           "conversions", "abandoned", "zero_result_exits", "reciprocal_rank_sum")
+           "conversions", "abandoned", "zero_result_exits", "reciprocal_rank_sum",
+           "judged_searches", "judged_ndcg_sum", "judged_err_sum", "judged_coverage_sum")
 _HISTOGRAMS = ("time_to_first_click", "first_click_position", "latency")
 
 
@@ -116,7 +122,7 @@ def series_to_dict(s: QualitySeries) -> dict[str, Any]:
 def series_from_dict(data: dict[str, Any]) -> QualitySeries:
     s = QualitySeries(*data["labels"], tuple(data["latency"]["bounds"]))
     for name in _COUNTS:
-        setattr(s, name, data[name])
+        setattr(s, name, data.get(name, 0))  # a checkpoint from before a count existed
     s.reformulated.update(data["reformulated"])
     for name in _HISTOGRAMS:
         buckets = getattr(s, name)
@@ -129,7 +135,9 @@ def reset_series(s: QualitySeries) -> None:
     """Zero every count in place (the series objects stay referenced by open searches)."""
     for name in _COUNTS:
         setattr(s, name, 0)
-    s.reciprocal_rank_sum = 0.0
+    for name in ("reciprocal_rank_sum", "judged_ndcg_sum", "judged_err_sum",
+                 "judged_coverage_sum"):
+        setattr(s, name, 0.0)
     for kind in s.reformulated:
         s.reformulated[kind] = 0
     for name in _HISTOGRAMS:

@@ -30,6 +30,7 @@ import msgspec
 
 from collector import accounting as acc
 from collector.events import EventAttributes, WireRecord
+from collector.judged_relevance import JudgedRankings
 from collector.outcomes import reformulation_kind
 from collector.quality import QualitySeries, SeriesTable
 from collector.query_stats import QueryRow, QueryStats
@@ -99,6 +100,7 @@ class Sessionizer:
         self.position_base = position_base
         self.zero_result_queries = zero_result_queries or TopZeroResultQueries()
         self.query_stats = query_stats  # per-query aggregates, when a store is configured
+        self.judged: JudgedRankings | None = None  # the judgment set, when one is loaded
         self.sessions: dict[str, Search] = {}  # session key → its newest tracked search
         self.searches: dict[str, Search | PageAlias] = {}
         self.outcome_due: deque[Search] = deque()
@@ -151,6 +153,8 @@ class Sessionizer:
         else:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
+                if self.judged is not None:
+                    self._score(series, rec.application, text.normalized, hits)
             elif total_hits is None:
                 series.unknown_result_count += 1
                 self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
@@ -171,6 +175,19 @@ class Sessionizer:
         self.outcome_due.append(search)
         self.expiry_due.append(search)
         return acc.ACCEPTED
+
+    def _score(self, series: QualitySeries, application: str | None, normalized: str,
+               hits: list) -> None:
+        """Judged NDCG@10, ERR@10 and coverage@10 of the ranking a judged query returned."""
+        judged_rankings = self.judged
+        assert judged_rankings is not None
+        judged = judged_rankings.lookup(application or "", normalized)
+        if judged is not None:
+            ndcg, err, coverage = judged_rankings.score(judged, hits)
+            series.judged_searches += 1
+            series.judged_ndcg_sum += ndcg
+            series.judged_err_sum += err
+            series.judged_coverage_sum += coverage
 
     def _on_page(self, key: str, parent: Search | None, normalized: str, page: int,
                  ts: float) -> None:

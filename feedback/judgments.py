@@ -257,10 +257,11 @@ def _read_file(path: str | Path, sources: Sources, reading: Reading) -> None:
         _read_qrels(path, sources, rater, reading)
 
 
-def read_run(path: str | Path, topics: dict[str, str] | None,
-             depth: int) -> dict[str, list[str]]:
-    """The top ``depth`` documents per query of a TREC run file, by rank."""
-    ranked: dict[str, list[tuple[int, str]]] = {}
+def read_run_rankings(path: str | Path, topics: dict[str, str]
+                      ) -> dict[tuple[str, str], list[str]]:
+    """Every (topic, query)'s documents of a TREC run file, ordered by the rank column (not
+    by score: the file's order is the ranking), repeats dropped."""
+    ranked: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for line_number, line in _numbered_lines(path):
         topic, _, document, rank = _columns(path, line_number, line, 6)[:4]
         try:
@@ -269,6 +270,18 @@ def read_run(path: str | Path, topics: dict[str, str] | None,
             raise JudgmentsError(
                 f"{path}:{line_number}: rank {rank!r} is not an integer") from None
         query = _topic_query(path, line_number, topic, topics)
-        ranked.setdefault(query, []).append((position, unquote(document)))
-    return {query: [document for _, document in sorted(entries)[:depth]]
-            for query, entries in ranked.items()}
+        ranked.setdefault((topic, query), []).append((position, unquote(document)))
+    return {key: list(dict.fromkeys(document for _, document in sorted(entries)))
+            for key, entries in ranked.items()}
+
+
+def read_run(path: str | Path, topics: dict[str, str] | None,
+             depth: int) -> dict[str, list[str]]:
+    """The top ``depth`` documents per query of a TREC run file, by rank."""
+    if topics is None:
+        raise JudgmentsError(f"{path}: TREC files name topics by id; pass --topics FILE "
+                             "(id<TAB>query) to map them to queries")
+    ranked: dict[str, list[str]] = {}
+    for (_, query), documents in read_run_rankings(path, topics).items():
+        ranked.setdefault(query, documents[:depth])
+    return ranked

@@ -121,9 +121,13 @@ def quality_families_by_prometheus_client(series) -> bytes:
     """The oracle: the quality families built as prometheus_client Metric objects and written
     by its own formatter (what searchpulse exposed before writing them directly)."""
     from prometheus_client import CollectorRegistry, generate_latest
-    from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+    from prometheus_client.core import (
+        CounterMetricFamily,
+        HistogramMetricFamily,
+        SummaryMetricFamily,
+    )
 
-    from collector.metrics import QUALITY_COUNTERS, QUALITY_HISTOGRAMS, _cumulative
+    from collector.metrics import QUALITY_COUNTERS, QUALITY_HISTOGRAMS, QUALITY_JUDGED, _cumulative
     from collector.outcomes import REFORMULATION_KINDS
 
     labels = ("application", "stratum", "variant")
@@ -152,22 +156,33 @@ def quality_families_by_prometheus_client(series) -> bytes:
                         family.add_metric((s.application, s.stratum, s.variant),
                                           *_cumulative(getattr(s, attribute)))
                 yield family
+            for name, attribute, help_text in QUALITY_JUDGED:
+                family = SummaryMetricFamily(name, help_text, labels=labels)
+                for s in series:
+                    if s.judged_searches:
+                        family.add_metric((s.application, s.stratum, s.variant),
+                                          s.judged_searches, getattr(s, attribute))
+                yield family
 
     registry = CollectorRegistry()
     registry.register(Oracle())
     return generate_latest(registry)
 
 
-def test_quality_text_is_byte_for_byte_what_prometheus_client_writes(ubi, engine):
+def test_quality_text_is_byte_for_byte_what_prometheus_client_writes(ubi, engine, tmp_path):
     from collector.metrics import quality_text
 
+    judgments = tmp_path / "judgments.csv"
+    judgments.write_text("application,query,doc_id,rater,grade\n,shoes,d2,ann,3\n"
+                         "mobile,lamp,d1,ann,1\n")
     e = engine([ubi.query("q1", "shoes", 0, latency_ms=500), ubi.click("q1", 3, position=2),
                 ubi.query("q2", "tent", 1, client="c2", total_hits=0, latency_ms=1e6),
                 ubi.query("q3", "lamp", 2, client="c3", app="mobile", variant='B"\\\n'),
                 ubi.query("q4", "lamps", 20, client="c3", app="mobile", variant='B"\\\n'),
                 *(ubi.query(f"m{i}", "sofa", 30 + i, client=f"m{i}", latency_ms=3e6)
-                  for i in range(1_200))])
+                  for i in range(1_200))], **{"judgments.file": str(judgments)})
     series = e.view().series
+    assert sum(s.judged_searches for s in series) == 2  # shoes (any application), lamp
     assert quality_text(series) == quality_families_by_prometheus_client(series)
 
 

@@ -36,6 +36,7 @@ from kafka.structs import OffsetAndMetadata
 from collector import accounting as acc
 from collector.config import Config
 from collector.engine import Engine
+from collector.judged_relevance import JudgmentsFile
 from collector.sources.kafka.checkpoints import Checkpoints
 from collector.sources.kafka.connection import client_options, ensure_topics
 from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
@@ -63,6 +64,9 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.consumed: Counter[str] = Counter()
         self.connected = False
         self.writer = StoreWriter.from_config(config)
+        # one judgment set for every partition's engine (loaded once, reloaded on change)
+        self.judgments = (JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
+                          if config["judgments.file"] else None)
         options = client_options(config)
         self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
                                       client_id=f"searchpulse-{self.instance}")
@@ -236,7 +240,8 @@ class KafkaCollector(ConsumerRebalanceListener):
         if start is None:
             start = self.consumer.beginning_offsets([tp])[tp]
         self.consumer.seek(tp, start)
-        engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None)
+        engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None,
+                        judgments=self.judgments)
         sink = DeadLetterTopic(self.producer, self.config["kafka.dead_letter_topic"],
                                f"{tp.topic}:{tp.partition}")
         engine.dead_letters = sink

@@ -1,0 +1,137 @@
+"""Judged relevance of what production showed: each search whose query is in the judgment set is
+scored on the ranking it returned (its first page's ``query_response_hit_ids``, top 10).
+
+* **NDCG@10** — exponential gain 2^g − 1, discount log2(rank + 1), ideal from *all* judged
+  documents of the query (the best 10 of them), unjudged documents gain 0; a query whose judged
+  documents are all grade 0 scores 0 (trec_eval's convention, so ``evaluate`` agrees);
+* **ERR@10** — Σ_r (1/r) · R_r · Π_{i<r} (1 − R_i), R = (2^g − 1) / 2^max_grade;
+* **judged coverage@10** — the share of the shown top 10 (or of all shown, when fewer) that has
+  a grade: how much of what production shows the judgment set still knows.
+
+A judgment row without an application stands for every application; one with an application
+wins for that application. The set is loaded once and shared by every engine of a process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable
+from math import log2
+from pathlib import Path
+
+DEPTH = 10
+DISCOUNT = tuple(1.0 / log2(rank + 2) for rank in range(DEPTH))
+RELOAD_CHECK_S = 10.0
+log = logging.getLogger(__name__)
+
+
+class JudgedQuery:
+    """The final grades of one (application, query) and its ideal DCG@10."""
+
+    __slots__ = ("grades", "ideal")
+
+    def __init__(self, grades: dict[str, int]) -> None:
+        self.grades = grades
+        best = sorted(grades.values(), reverse=True)[:DEPTH]
+        self.ideal = sum(((1 << g) - 1) * d for g, d in zip(best, DISCOUNT, strict=False))
+
+
+class JudgedRankings:
+    """Final grades by query, then application ("" = every application)."""
+
+    def __init__(self, final: Iterable[tuple[str, str, str, int]], max_grade: int) -> None:
+        grades: dict[str, dict[str, dict[str, int]]] = {}
+        for application, query, document, grade in final:
+            grades.setdefault(query, {}).setdefault(application, {})[document] = int(grade)
+        self.queries = {query: {application: JudgedQuery(documents)
+                                for application, documents in by_application.items()}
+                        for query, by_application in grades.items()}
+        self.max_grade = max_grade
+        self._stop = [((1 << g) - 1) / (1 << max_grade) for g in range(max_grade + 1)]
+
+    def __len__(self) -> int:
+        return sum(len(by_application) for by_application in self.queries.values())
+
+    def lookup(self, application: str, query: str) -> JudgedQuery | None:
+        by_application = self.queries.get(query)
+        if by_application is None:
+            return None
+        found = by_application.get(application)
+        return found if found is not None else by_application.get("")
+
+    def score(self, judged: JudgedQuery, shown: list) -> tuple[float, float, float]:
+        """(NDCG@10, ERR@10, judged coverage@10) of the non-empty list ``shown``."""
+        grades = judged.grades
+        dcg = err = 0.0
+        remaining = 1.0
+        covered = 0
+        top = shown[:DEPTH]
+        for rank, document in enumerate(top):
+            grade = grades.get(document if document.__class__ is str else str(document))
+            if grade is None:
+                continue
+            covered += 1
+            if grade:
+                dcg += ((1 << grade) - 1) * DISCOUNT[rank]
+                stop = self._stop[grade]
+                err += remaining * stop / (rank + 1)
+                remaining *= 1.0 - stop
+        return (dcg / judged.ideal if judged.ideal else 0.0), err, covered / len(top)
+
+
+def err_at(grades: Iterable[int | None], k: int, max_grade: int) -> float:
+    """ERR@k of a ranking given its documents' grades in rank order (None: not judged)."""
+    err, remaining = 0.0, 1.0
+    for rank, grade in enumerate(grades):
+        if rank == k:
+            break
+        if grade:
+            stop = ((1 << grade) - 1) / (1 << max_grade)
+            err += remaining * stop / (rank + 1)
+            remaining *= 1.0 - stop
+    return err
+
+
+def load(path: str | Path, max_grade: int) -> JudgedRankings:
+    """The final grades of every judgment file format ``searchpulse judgments`` reads."""
+    from feedback.judgments import Sources, read_judgments
+
+    final = read_judgments([path], Sources(), max_grade).judgment_set().final()
+    return JudgedRankings(final[["application", "query", "doc_id", "grade"]].itertuples(
+        index=False), max_grade)
+
+
+class JudgmentsFile:
+    """``judgments.file``, reloaded when it changes (checked at most every 10 s of wall time):
+    a new judgment set takes effect without a restart; a broken file keeps the last good set."""
+
+    def __init__(self, path: str, max_grade: int) -> None:
+        self.path = path
+        self.max_grade = max_grade
+        self._stamp = self._stat()
+        self.rankings = load(path, max_grade)  # a broken file at start is an error
+        self._checked = time.monotonic()
+
+    def _stat(self) -> tuple[float, int] | None:
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            return None
+        return status.st_mtime, status.st_size
+
+    def current(self) -> JudgedRankings:
+        now = time.monotonic()
+        if now - self._checked >= RELOAD_CHECK_S:
+            self._checked = now
+            stamp = self._stat()
+            if stamp is not None and stamp != self._stamp:
+                self._stamp = stamp
+                try:
+                    self.rankings = load(self.path, self.max_grade)
+                    log.info("judgments %s reloaded: %d judged queries", self.path,
+                             len(self.rankings))
+                except (OSError, ValueError) as error:
+                    log.error("judgments %s: %s; keeping the previous set", self.path, error)
+        return self.rankings
