@@ -59,6 +59,11 @@ class Thresholds:
     reformulation_rise_factor: float = 1.25
     abandonment_rise_factor: float = 1.25
     latency_quantile: float = 0.99
+    # Judged relevance: NDCG@10 of judged searches below ×factor of its baseline; the share of
+    # the shown top 10 with a grade below the floor (the judgment set is going stale).
+    judged_ndcg_drop_factor: float = 0.9
+    judged_coverage_min: float = 0.6
+    min_judged_searches_long_window: int = 200
     # Minimum traffic: fewer searches than this in the long window never page or ticket.
     min_searches_long_window: int = 200
     min_known_item_searches_long_window: int = 50
@@ -131,6 +136,8 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchClickThroughRateDrop", "warning", "ticket", "ticket_for"),
     AlertRow("SearchReformulationRateHigh", "warning", "ticket", "ticket_for"),
     AlertRow("SearchAbandonmentRateHigh", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchJudgedRelevanceDrop", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchJudgmentSetStale", "warning", "ticket", "ticket_for"),
     AlertRow("SearchLatencyP99High", "warning", "page", "page_for",
              windows_because="a latency guardrail breach is user-visible at once: the ticket "
                              "opens within the hour, not after six"),

@@ -30,8 +30,14 @@ COUNTERS = {
     "clicked_searches": "searchpulse_clicked_searches_total",
     "reformulated_searches": "searchpulse_reformulated_searches_total",
     "abandoned_searches": "searchpulse_abandoned_searches_total",
+    # judged relevance (collector/judged_relevance.py): summaries of judged searches
+    "judged_searches": "searchpulse_judged_ndcg_at_10_count",
+    "judged_ndcg_at_10": "searchpulse_judged_ndcg_at_10_sum",
+    "judged_coverage_at_10": "searchpulse_judged_coverage_at_10_sum",
 }
-HEADLINE_COUNTS = (*COUNTERS, "searches_with_results")  # the overview's headline row reads these
+# the overview's headline row reads these
+HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
+                   "reformulated_searches", "abandoned_searches", "searches_with_results")
 # Ratio → (numerator, denominator): the rates of docs/metrics.md.
 RATIOS = {
     "zero_result_searches_per_searches": ("zero_result_searches", "searches"),
@@ -39,13 +45,16 @@ RATIOS = {
     "reformulated_searches_per_searches": ("reformulated_searches", "searches"),
     "abandoned_searches_per_searches_with_results": ("abandoned_searches",
                                                      "searches_with_results"),
+    # mean judged NDCG@10 and coverage@10 over judged searches (sum / count)
+    "judged_ndcg_at_10_per_judged_searches": ("judged_ndcg_at_10", "judged_searches"),
+    "judged_coverage_at_10_per_judged_searches": ("judged_coverage_at_10", "judged_searches"),
 }
 LEVELS = {"application": "application", "application_stratum": "application, stratum"}
 
 # Panel ids of the dashboards (dashboards/ builds its panels with these ids).
 PANELS = {
     "zero_result_rate": 2, "known_item_zero_result_rate": 3, "ctr": 4, "reformulation_rate": 5,
-    "abandonment_rate": 6, "latency": 7, "traffic": 8,
+    "abandonment_rate": 6, "latency": 7, "traffic": 8, "judged_ndcg": 23, "judged_coverage": 24,
     "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
 }
 
@@ -129,9 +138,10 @@ def builds(name: str) -> Callable[[Builder], Builder]:
 
 
 def _guarded(rec: Recordings, condition: str, window: str, minimum: int,
-             baseline_minimum: bool = False) -> str:
-    """Adds the minimum-traffic guard (and for baseline alerts: enough baseline traffic)."""
-    searches = rec.count("application", "searches", window)
+             baseline_minimum: bool = False, traffic: str = "searches") -> str:
+    """Adds the minimum-traffic guard (and for baseline alerts: enough baseline traffic);
+    ``traffic``: the recorded count that must reach ``minimum`` in ``window``."""
+    searches = rec.count("application", traffic, window)
     expr = f"({condition})\nand on (application) {searches} * {seconds(window)} >= {minimum}"
     if baseline_minimum:
         expr += (f"\nand on (application) {rec.baseline(searches)} * {seconds(window)} "
@@ -241,6 +251,49 @@ def _latency(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"{quantile} latency of {{{{ $labels.application }}}} is {{{{ $value | humanizeDuration "
         f"}}}} over {short} and above the guardrail ({guardrail}s) over {long} too.",
         "latency")
+
+
+JUDGED_NDCG = "judged_ndcg_at_10_per_judged_searches"
+JUDGED_COVERAGE = "judged_coverage_at_10_per_judged_searches"
+
+
+@builds("SearchJudgedRelevanceDrop")
+def _judged_drop(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
+    t = profile.thresholds
+    short, long = profile.windows.pair(row.windows)
+    r_short, r_long = (rec.ratio("application", JUDGED_NDCG, short),
+                       rec.ratio("application", JUDGED_NDCG, long))
+    base = rec.baseline(r_long)
+    three_digits = 'printf "%.3f"'
+    condition = (f"{r_short} < {t.judged_ndcg_drop_factor} * {base}\n"
+                 f"and {r_long} < {t.judged_ndcg_drop_factor} * {base}")
+    return Built(
+        _guarded(rec, condition, long, t.min_judged_searches_long_window,
+                 baseline_minimum=True, traffic="judged_searches"),
+        "The rankings {{ $labels.application }} shows score worse against the judgment set.",
+        f"Judged NDCG@10 of {{{{ $labels.application }}}} is {{{{ $value | {three_digits} }}}} "
+        f"over {short} and below ×{t.judged_ndcg_drop_factor} of its baseline over {long} too; "
+        f"baseline (median of the same {long} window {_weeks_ago(profile)}): "
+        f"{_baseline_text(r_long, three_digits)}. The ranking of judged queries changed "
+        f"for the worse: check ranking deploys first.",
+        "judged_ndcg")
+
+
+@builds("SearchJudgmentSetStale")
+def _judgments_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
+    t = profile.thresholds
+    short, long = profile.windows.pair(row.windows)
+    floor = t.judged_coverage_min
+    return Built(
+        _guarded(rec, f"{rec.ratio('application', JUDGED_COVERAGE, short)} < {floor}\n"
+                      f"and {rec.ratio('application', JUDGED_COVERAGE, long)} < {floor}",
+                 long, t.min_judged_searches_long_window, traffic="judged_searches"),
+        "The judgment set of {{ $labels.application }} no longer knows what production shows.",
+        f"Only {{{{ $value | humanizePercentage }}}} of the top 10 that judged queries of "
+        f"{{{{ $labels.application }}}} show has a grade, over {short} and {long} (floor "
+        f"{floor:.0%}): judged NDCG is measuring a catalogue that no longer exists. Re-pool: "
+        f"`searchpulse feedback` lists judged queries with low coverage.",
+        "judged_coverage")
 
 
 @builds("SearchTrafficCessation")

@@ -112,6 +112,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.strata_out:
         with open(args.strata_out, "w", encoding="utf-8") as handle:
             handle.write(simulator.strata_csv())
+    if args.judgments_out:
+        with open(args.judgments_out, "w", encoding="utf-8") as handle:
+            handle.write(simulator.judgments_csv())
     truth = json.dumps(simulator.truth.summary(), indent=2) + "\n"
     if args.truth:
         with open(args.truth, "w", encoding="utf-8") as handle:
@@ -410,6 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truth", metavar="FILE", help="write the ground truth here instead")
     p.add_argument("--strata-out", metavar="CSV",
                    help="write the simulated vocabulary's query,stratum file")
+    p.add_argument("--judgments-out", metavar="CSV",
+                   help="write a judgment set of the simulated vocabulary (judgments.csv: "
+                        "80 %% of the queries, 20 documents each)")
     p.add_argument("--kafka", metavar="BOOTSTRAP",
                    help="produce to Kafka instead, keyed by client_id")
     p.add_argument("--topic", help="topic to produce to (default ubi)")

@@ -22,7 +22,10 @@ TOP_REFORMULATIONS = 5
 CLIENT_MARKS = 8
 # ranked_clicked: first clicks with a known position, the denominator of the MRR
 COUNTS = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "converted",
-          "reformulated", "abandoned")
+          "reformulated", "abandoned", "judged_searches")
+# Sums of per-search scores (REAL columns): Σ 1/position of first clicks; judged NDCG@10 and
+# coverage@10 of the judged searches (collector/judged_relevance.py).
+SUMS = ("reciprocal_rank_sum", "judged_ndcg_sum", "judged_coverage_sum")
 
 
 class QueryRow(msgspec.Struct, gc=False):
@@ -37,7 +40,10 @@ class QueryRow(msgspec.Struct, gc=False):
     converted: int = 0
     reformulated: int = 0
     abandoned: int = 0
+    judged_searches: int = 0
     reciprocal_rank_sum: float = 0.0
+    judged_ndcg_sum: float = 0.0
+    judged_coverage_sum: float = 0.0
     live: bool = True  # False once drained: a search holding it must look its row up again
     # Plain dicts: `d[k] = d.get(k, 0) + 1` beats Counter.update for one item at a time.
     reformulations: dict[str, int] = msgspec.field(default_factory=dict)
@@ -48,9 +54,8 @@ class QueryRow(msgspec.Struct, gc=False):
 
     def add(self, other: QueryRow) -> None:
         """Add another row of the same key (a failed flush's, written again)."""
-        for name in COUNTS:
+        for name in (*COUNTS, *SUMS):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.reciprocal_rank_sum += other.reciprocal_rank_sum
         self.shown.update(other.shown)
         for mine, theirs in ((self.reformulations, other.reformulations),
                              (self.clicked_documents, other.clicked_documents),

@@ -22,10 +22,10 @@ from typing import Any
 import msgspec
 import pandas as pd
 
-from collector.query_stats import CLIENT_MARKS, COUNTS, TOP_REFORMULATIONS, Key, QueryRow
+from collector.query_stats import CLIENT_MARKS, COUNTS, SUMS, TOP_REFORMULATIONS, Key, QueryRow
 from collector.redaction import redact
 
-_COLUMNS = (*COUNTS, "reciprocal_rank_sum")
+_COLUMNS = (*COUNTS, *SUMS)
 _ITEMS = ("shown", "clicked_documents", "reformulations", "clients")
 _KEY = "application, query, day"
 # Distinct client marks of the row's day (≤ CLIENT_MARKS): read by the feedback job without
@@ -35,8 +35,7 @@ _MERGE = "searchpulse_merge_counts"
 
 
 def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
-    counts = ", ".join(f"{c} {real if c == 'reciprocal_rank_sum' else integer} NOT NULL"
-                       for c in _COLUMNS)
+    counts = ", ".join(f"{c} {real if c in SUMS else integer} NOT NULL" for c in _COLUMNS)
     items = ", ".join(f"{c} TEXT NOT NULL" for c in _ITEMS)
     return (
         f"CREATE TABLE IF NOT EXISTS query_stats (application TEXT NOT NULL, query TEXT NOT NULL,"
@@ -169,6 +168,9 @@ class QueryStore:
     def _upgrade(self) -> None:
         """Stores written by an older version lack the columns added since."""
         added = [(c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS]
+        added += [("judged_searches", "INTEGER NOT NULL DEFAULT 0"),
+                  ("judged_ndcg_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
+                  ("judged_coverage_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0")]
         for column, kind in [*added, (_MARKS, "INTEGER NOT NULL DEFAULT 0")]:
             try:
                 with self._transaction():
@@ -186,8 +188,7 @@ class QueryStore:
         shown, clicked, reformulations, clients = (keep[c] for c in _ITEMS)
         values = [
             (application, query, days.get(day) or days.setdefault(day, day_name(day)),
-             row.searches, row.zero_result, row.clicked, row.ranked_clicked, row.clicks,
-             row.converted, row.reformulated, row.abandoned, row.reciprocal_rank_sum,
+             *(getattr(row, c) for c in _COLUMNS),
              top_items(row.shown, shown), top_items(row.clicked_documents, clicked),
              top_items(row.reformulations, reformulations), top_items(row.clients, clients),
              min(len(row.clients), clients))
@@ -236,7 +237,7 @@ class QueryStore:
         database drops the long tail of one-off queries, not the job's memory)."""
         frame = self._frame("totals", (since_day, min_searches))
         return frame.astype({c: "int64" for c in (*COUNTS, "days", _MARKS)} | {
-            "reciprocal_rank_sum": "float64"})
+            c: "float64" for c in SUMS})
 
     def application_totals(self, since_day: str) -> pd.DataFrame:
         """Counts per application from ``since_day`` on (every query), indexed by application."""

@@ -145,6 +145,7 @@ class Sessionizer:
             hits = rec.query_response_objects_ids
         total_hits = attrs.total_hits if attrs is not None else None
         flags = 0
+        scored = None
         if total_hits == 0 or (hits is not None and not hits):
             series.zero_result += 1
             flags = ZERO_RESULT
@@ -154,7 +155,7 @@ class Sessionizer:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
                 if self.judged is not None:
-                    self._score(series, rec.application, text.normalized, hits)
+                    scored = self._score(series, rec.application, text.normalized, hits)
             elif total_hits is None:
                 series.unknown_result_count += 1
                 self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
@@ -168,6 +169,10 @@ class Sessionizer:
             row.zero_result += flags & ZERO_RESULT
             self.query_stats.show(row, hits)
             self.query_stats.mark(row, rec.client_id or session_key)
+            if scored is not None:
+                row.judged_searches += 1
+                row.judged_ndcg_sum += scored[0]
+                row.judged_coverage_sum += scored[1]
         self.searches[key] = search
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:
@@ -177,17 +182,20 @@ class Sessionizer:
         return acc.ACCEPTED
 
     def _score(self, series: QualitySeries, application: str | None, normalized: str,
-               hits: list) -> None:
-        """Judged NDCG@10, ERR@10 and coverage@10 of the ranking a judged query returned."""
+               hits: list) -> tuple[float, float] | None:
+        """Judged NDCG@10, ERR@10 and coverage@10 of the ranking a judged query returned;
+        (NDCG, coverage) for its per-query row, None when the query is not judged."""
         judged_rankings = self.judged
         assert judged_rankings is not None
         judged = judged_rankings.lookup(application or "", normalized)
-        if judged is not None:
-            ndcg, err, coverage = judged_rankings.score(judged, hits)
-            series.judged_searches += 1
-            series.judged_ndcg_sum += ndcg
-            series.judged_err_sum += err
-            series.judged_coverage_sum += coverage
+        if judged is None:
+            return None
+        ndcg, err, coverage = judged_rankings.score(judged, hits)
+        series.judged_searches += 1
+        series.judged_ndcg_sum += ndcg
+        series.judged_err_sum += err
+        series.judged_coverage_sum += coverage
+        return ndcg, coverage
 
     def _on_page(self, key: str, parent: Search | None, normalized: str, page: int,
                  ts: float) -> None:

@@ -29,4 +29,13 @@ def build():
     experiments = experiments.with_panel(series_panel(
         7, "Latency p99 by variant", "99th percentile latency per variant.", "s",
         [(q.latency_quantile(0.99, "le, variant"), "{{variant}}")], (8, 12, 12, 24)))
+    experiments = experiments.with_panel(series_panel(
+        8, "Judged NDCG@10 by variant", "Mean NDCG@10 of the first page each variant showed, "
+        "over searches of judged queries (judgments.file): the offline metric on live "
+        "rankings.", "none", [(q.ratio(*q.JUDGED_NDCG, by="variant"), "{{variant}}")],
+        (8, 12, 0, 32)))
+    experiments = experiments.with_panel(series_panel(
+        9, "Judged coverage@10 by variant", "Share of each variant's shown top 10 that has a "
+        "grade: a variant that shows unjudged documents is measured on less.", "percentunit",
+        [(q.ratio(*q.JUDGED_COVERAGE, by="variant"), "{{variant}}")], (8, 12, 12, 32)))
     return experiments

@@ -106,4 +106,24 @@ def build():
         "click; MRR of first clicks on the right axis.", "s",
         [(q.TIME_TO_FIRST_CLICK, "median time to first click"), (q.MRR, "MRR")],
         (8, 8, 16, row), right_axis=("MRR", "none")))
+    row += 8
+    judged = ("Over searches whose query is in the judgment set (judgments.file), the first "
+              "page production showed: ")
+    overview = overview.with_panel(series_panel(
+        PANELS["judged_ndcg"], "Judged NDCG@10 by application", judged + "mean NDCG@10 "
+        "(gain 2^grade-1, ideal from every judged document), with the same time a week ago.",
+        "none", _with_last_week(q.ratio(*q.JUDGED_NDCG, by="application"), "{{application}}"),
+        (8, 8, 0, row)))
+    overview = overview.with_panel(series_panel(
+        PANELS["judged_coverage"], "Judged coverage@10 and judged traffic", judged + "share "
+        "of the shown top 10 that has a grade (low: the judgment set is going stale); and "
+        "the share of searches whose query is judged.", "percentunit",
+        [(q.ratio(*q.JUDGED_COVERAGE, by="application"), "coverage@10 {{application}}"),
+         (q.ratio(*q.JUDGED_SHARE, by="application"), "judged searches {{application}}")],
+        (8, 8, 8, row)))
+    overview = overview.with_panel(series_panel(
+        25, "Judged NDCG@10 and ERR@10 by stratum", judged + "mean NDCG@10 and ERR@10 per "
+        "query stratum.", "none",
+        [(q.ratio(*q.JUDGED_NDCG, by="stratum"), "NDCG@10 {{stratum}}"),
+         (q.ratio(*q.JUDGED_ERR, by="stratum"), "ERR@10 {{stratum}}")], (8, 8, 16, row)))
     return overview

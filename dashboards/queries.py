@@ -47,6 +47,12 @@ CTR = ("searchpulse_clicked_searches_total", WITH_RESULTS)
 REFORMULATION = ("searchpulse_reformulated_searches_total", "searchpulse_searches_total")
 ABANDONMENT = ("searchpulse_abandoned_searches_total", WITH_RESULTS)
 CONVERSION = ("searchpulse_converted_searches_total", WITH_RESULTS)
+# Judged relevance: mean over judged searches (summary _sum / _count).
+JUDGED_NDCG = ("searchpulse_judged_ndcg_at_10_sum", "searchpulse_judged_ndcg_at_10_count")
+JUDGED_ERR = ("searchpulse_judged_err_at_10_sum", "searchpulse_judged_err_at_10_count")
+JUDGED_COVERAGE = ("searchpulse_judged_coverage_at_10_sum",
+                   "searchpulse_judged_coverage_at_10_count")
+JUDGED_SHARE = ("searchpulse_judged_ndcg_at_10_count", "searchpulse_searches_total")
 RATES = {"Zero-result rate": ZERO_RESULT, "CTR": CTR, "Reformulation rate": REFORMULATION,
          "Abandonment rate": ABANDONMENT, "Conversion rate": CONVERSION}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from tqdm import tqdm
 
 from collector.config import Config
@@ -22,6 +23,7 @@ from collector.redaction import redact
 from collector.strata import StrataClassifier
 from feedback import handoff, outputs, report
 from feedback.agreement_report import section as agreement_section
+from feedback.disagreement import DisagreementRules, mine, score_judged
 from feedback.judgments import (
     Sources,
     read_judgments,
@@ -78,6 +80,15 @@ def rules_from(config: Config, seed: int) -> SelectionRules:
         calibration_share=config["feedback.calibration_share"],
         failure_threshold=config["feedback.failure_threshold"],
         similarity=config["feedback.near_duplicate_similarity"], seed=seed)
+
+
+def disagreement_rules(config: Config) -> DisagreementRules:
+    return DisagreementRules(
+        good_ndcg=config["feedback.judged_good_ndcg"],
+        poor_ndcg=config["feedback.judged_poor_ndcg"],
+        coverage_min=config["feedback.judged_coverage_min"],
+        failure_threshold=config["feedback.failure_threshold"],
+        quota=config["feedback.quota_disagreement"], repool_quota=config["feedback.quota_repool"])
 
 
 def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
@@ -140,7 +151,9 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         steps.update()
         steps.set_postfix_str("selection")
         selection = select(eligible, rules_from(config, request.seed), release.allows)
-        chosen = selection.chosen
+        scored = score_judged(frame[is_judged])
+        mined = mine(scored, disagreement_rules(config), release.allows)
+        chosen = pd.concat([selection.chosen, mined], ignore_index=True)
         chosen.insert(0, "topic", [f"sp-{i:04d}" for i in range(1, len(chosen) + 1)])
         steps.update()
         steps.set_postfix_str("pooling")
@@ -197,6 +210,9 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "collapsed_near_duplicates": selection.collapsed,
         "candidates": int(len(chosen)),
         "calibration_candidates": int((chosen["selected_as"] == "calibration").sum()),
+        "judged_queries_scored": int(scored["judged_ndcg"].notna().sum()),
+        "judged_candidates": {str(k): int(v) for k, v in
+                              mined["reason"].value_counts().sort_index().items()},
         "pooled_documents": len(pooled),
         "topics_without_documents": sorted(set(chosen["topic"]) - set(pooled_per_topic)),
         "shortfall": selection.shortfall,

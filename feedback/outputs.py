@@ -23,7 +23,7 @@ CANDIDATE_COLUMNS = (
     "topic", "query", "application", "stratum", "selected_as", "reason", "searches", "days",
     "zero_result_rate", "zero_result_lb", "reformulation_rate", "reformulation_lb",
     "abandonment_rate", "abandonment_lb", "ctr", "ctr_lb", "mrr", "failure", "impact",
-    "pooled_documents", "sample_reformulations")
+    "judged_ndcg", "judged_coverage", "pooled_documents", "sample_reformulations")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 

@@ -229,6 +229,22 @@ class Simulator:
             if ahead > 0:
                 time.sleep(min(ahead, 0.5))
 
+    def judgments_csv(self, depth: int = 20, share: float = 0.8) -> str:
+        """A judgment set of the vocabulary (``judgments.csv``): ``share`` of the queries
+        judged, their first ``depth`` ranked documents graded 3, 2, 1, 0 by rank (first 2, next
+        3, next 5, rest); the queries users click rarely are graded the other way round (their
+        best documents rank last), so judged NDCG agrees with the users."""
+        rows = ["application,query,doc_id,rater,grade"]
+        for query in self.vocab.queries:
+            if zlib.crc32(query.encode()) % 1000 >= share * 1000:
+                continue
+            for index in range(depth):
+                grade = 3 if index < 2 else 2 if index < 5 else 1 if index < 10 else 0
+                if query in self.vocab.poor:
+                    grade = 3 - grade
+                rows.append(f",{query},{_ranked(query, index)},simulator,{grade}")
+        return "\n".join(rows) + "\n"
+
     def strata_csv(self) -> str:
         rows = ["query,stratum"] + [f"{q},{STRATA[s]}" for q, s in self.vocab.strata.items()]
         return "\n".join(rows) + "\n"

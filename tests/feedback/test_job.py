@@ -118,10 +118,12 @@ def test_already_judged_queries_are_excluded_unfilled_templates_are_not(simulati
                       "--judgments", str(qrels), "--topics", str(topics),
                       "--topic-applications", str(applications))
     second = pd.read_csv(tmp_path / "second" / "candidates.csv", keep_default_na=False)
-    assert not set(judged) & set(second["query"])
-    assert set(unfilled) <= set(second["query"])
+    fresh = second[second["selected_as"].isin(["failing", "calibration"])]
+    assert not set(judged) & set(fresh["query"])
+    assert not set(judged) & set(second["query"])  # this store has no live judged scores
+    assert set(unfilled) <= set(fresh["query"])
     # judged for web only: excluded there, still a candidate wherever else it fails
-    assert web["query"] not in set(second[second["application"] == "web"]["query"])
+    assert web["query"] not in set(fresh[fresh["application"] == "web"]["query"])
     assert summary["judgment_rows_not_judged"] == {"negative": 1, "unrated": len(unfilled)}
     assert summary["excluded_already_judged"] >= len(set(judged)) + 1
 
@@ -269,3 +271,53 @@ def test_an_empty_missing_or_unreadable_store_is_a_clear_error(tmp_path, capsys,
     assert main(["feedback", "--store", empty, "--since", "last quarter", "--out",
                  str(tmp_path / "out")]) == EXIT_INPUT
     assert "--since 'last quarter'" in caplog.text
+
+
+def test_judged_queries_where_judges_and_users_disagree_go_back(simulation, tmp_path, capsys):
+    """Judgments built against the users: failing queries graded as ranked perfectly ("judged
+    good, users fail"), healthy ones graded as ranked backwards ("judged poor, users succeed"),
+    and one judged only on a document production no longer shows (re-pool). The collector scores
+    every search of a judged query with the same set and keeps the sums in the store."""
+    from collector.sources.simulator import _ranked
+
+    _, log, store = simulation
+    run_job(store, tmp_path / "first", capsys)
+    first = pd.read_csv(tmp_path / "first" / "candidates.csv", keep_default_na=False)
+    # applications whose query records list hit ids (opensearch's show documents only through
+    # impressions: nothing to score there)
+    shown = first[(first["pooled_documents"] >= 10) & first["application"].isin(["web",
+                                                                                  "mobile"])]
+    failing = shown[shown["selected_as"] == "failing"].head(3)
+    healthy = shown[shown["selected_as"] == "calibration"].head(3)
+    stale = shown[~shown["query"].isin([*failing["query"], *healthy["query"]])].iloc[0]
+    rows = ["application,query,doc_id,rater,grade"]
+    for frame, backwards in ((failing, False), (healthy, True)):
+        for application, query in zip(frame["application"], frame["query"], strict=True):
+            for index in range(20):
+                grade = 3 if index < 2 else 2 if index < 5 else 1 if index < 10 else 0
+                rows.append(f"{application},{query},{_ranked(query, index)},ann,"
+                            f"{3 - grade if backwards else grade}")
+    rows.append(f"{stale['application']},{stale['query']},retired-document,ann,3")
+    judgments = tmp_path / "judgments.csv"
+    judgments.write_text("\n".join(rows) + "\n")
+    scored_store = f"sqlite:///{tmp_path / 'scored.db'}"
+    replay([str(log)], load_config(environ={}, overrides={"judgments.file": str(judgments)}),
+           store=scored_store)
+    summary = run_job(scored_store, tmp_path / "second", capsys, "--judgments", str(judgments))
+    second = pd.read_csv(tmp_path / "second" / "candidates.csv")
+    reasons = dict(zip(zip(second["application"], second["query"], strict=True),
+                       second["reason"], strict=True))
+    for frame, reason in ((failing, "judged good, users fail"),
+                          (healthy, "judged poor, users succeed")):
+        for key in zip(frame["application"], frame["query"], strict=True):
+            assert reasons[key] == reason, key
+    assert reasons[(stale["application"], stale["query"])] == "judged query, coverage low"
+    mined = second[second["selected_as"].isin(["disagreement", "repool"])]
+    assert len(mined) == 7 and summary["judged_queries_scored"] == 7
+    assert summary["judged_candidates"] == {"judged good, users fail": 3,
+                                            "judged poor, users succeed": 3,
+                                            "judged query, coverage low": 1}
+    good = mined[mined["reason"] == "judged good, users fail"]
+    assert (good["judged_ndcg"] >= 0.8).all() and (good["judged_coverage"] >= 0.6).all()
+    assert (mined[mined["reason"] == "judged poor, users succeed"]["judged_ndcg"] <= 0.4).all()
+    assert mined[mined["reason"] == "judged query, coverage low"]["judged_coverage"].iloc[0] == 0

@@ -48,6 +48,10 @@ def prometheus(kafka, tmp_path_factory):
     admin.create_topics([NewTopic(topic, 2, 1)])
     admin.close()
     cli = [sys.executable, "-m", "collector.cli"]
+    judgments = workdir / "judgments.csv"  # the simulated vocabulary's, for the judged panels
+    subprocess.run([*cli, "simulate", "--sessions", "1", "--out", str(workdir / "none.jsonl"),
+                    "--truth", str(workdir / "none.json"), "--judgments-out", str(judgments)],
+                   check=True, cwd=workdir)
     port = free_port()
     with open(workdir / "simulator.log", "wb") as log:  # live traffic, 30× real time
         simulator = subprocess.Popen([*cli, "simulate", "--kafka", bootstrap, "--topic", topic,
@@ -57,7 +61,8 @@ def prometheus(kafka, tmp_path_factory):
     collector = Service("collector", [
         *cli, "collect", "--bootstrap-servers", bootstrap, "--topic", topic, "--group-id", topic,
         "--instance-id", topic, "--metrics-port", str(port),
-        "--store", f"sqlite:///{workdir / 'aggregates.db'}", "--set", "store.flush_interval_s=2"],
+        "--store", f"sqlite:///{workdir / 'aggregates.db'}", "--set", "store.flush_interval_s=2",
+        "--judgments", str(judgments)],
         workdir,
         f"http://127.0.0.1:{port}/healthz").start()
     server = Prometheus(workdir, [f"127.0.0.1:{port}"],
