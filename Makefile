@@ -6,7 +6,7 @@ VENV ?= .venv
 PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: all demo install setup test check lint fmt generate bench bench-store bench-kafka \
+.PHONY: all demo install setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
 	kafka-up kafka-down help
 
 help:
@@ -17,6 +17,7 @@ help:
 	@echo "make generate - regenerate alert rules, Alertmanager config and dashboards"
 	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
 	@echo "make bench-store - per-query aggregates' cost and the feedback job on 10M rows"
+	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-kafka - collect on a real broker vs raw kafka-python vs naive"
 	@echo "make kafka-up / kafka-down - a local Apache Kafka broker (KRaft) from Maven jars"
 
@@ -60,6 +61,9 @@ bench: install
 
 bench-store: install
 	$(PYTHON) -m benchmarks.store_bench --json benchmarks/results/store.json
+
+bench-judged: install
+	$(PYTHON) -m benchmarks.judged_bench --json benchmarks/results/judged.json
 
 bench-kafka: install
 	$(PYTHON) -m benchmarks.kafka_bench --json benchmarks/results/kafka.json

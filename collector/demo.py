@@ -7,7 +7,9 @@ window closes in 300 / speed seconds of wall time. No Kafka and no Prometheus ar
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import TextIO
 
 from prometheus_client import CollectorRegistry, ProcessCollector
@@ -15,6 +17,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 from collector.config import Config
 from collector.engine import Engine
 from collector.http import MetricsServer
+from collector.judged_relevance import JudgmentsFile
 from collector.metrics import Exposition
 from collector.sources.simulator import SimulationSpec, Simulator
 from collector.store_writer import StoreHealthCollector, StoreWriter
@@ -57,8 +60,10 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
     records = engine.stats.total()
     lines = [f"searchpulse demo — {elapsed:,.0f} s, {records:,} records "
              f"({records / max(elapsed, 1e-9):,.0f}/s), metrics on http://localhost:{port}/metrics"]
-    for label, key, fmt in _HEADLINES:
-        value = summary[key]
+    judged = (("judged NDCG@10", "judged_ndcg_at_10", "{:.3f}"),
+               ("judged coverage@10", "judged_coverage_at_10", "{:.1%}"))
+    for label, key, fmt in (*_HEADLINES, *judged):
+        value = summary.get(key)
         lines.append(f"  {label:<26} {'no data' if value is None else fmt.format(value)}")
     lines.append(f"  open sessions {len(engine.sessions.sessions):,}  "
                  f"pending outcomes {engine.sessions.pending:,}")
@@ -67,8 +72,17 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
 
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
              out: TextIO = sys.stderr) -> Engine:
+    """Without ``judgments.file`` the demo scores its rankings against the simulator's own
+    judgment set (``simulate --judgments-out``), so the judged metrics show too."""
     writer = StoreWriter.from_config(config)
-    engine = Engine(config, query_stats=writer.new_stats() if writer is not None else None)
+    judgments = None
+    with tempfile.TemporaryDirectory() as directory:
+        if not config["judgments.file"]:
+            path = Path(directory) / "judgments.csv"
+            path.write_text(Simulator(spec).judgments_csv(), encoding="utf-8")
+            judgments = JudgmentsFile(str(path), config["judgments.max_grade"])
+    engine = Engine(config, query_stats=writer.new_stats() if writer is not None else None,
+                    judgments=judgments)
     stats = [engine.query_stats]
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards

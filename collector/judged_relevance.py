@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from math import log2
 from pathlib import Path
 
+from collector.config import ConfigError
+
 DEPTH = 10
 DISCOUNT = tuple(1.0 / log2(rank + 2) for rank in range(DEPTH))
 RELOAD_CHECK_S = 10.0
@@ -111,7 +113,10 @@ class JudgmentsFile:
         self.path = path
         self.max_grade = max_grade
         self._stamp = self._stat()
-        self.rankings = load(path, max_grade)  # a broken file at start is an error
+        try:
+            self.rankings = load(path, max_grade)
+        except (OSError, ValueError) as error:  # a broken file at start is a setting's error
+            raise ConfigError(f"judgments.file: {error}") from None
         self._checked = time.monotonic()
 
     def _stat(self) -> tuple[float, int] | None:

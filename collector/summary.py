@@ -21,9 +21,14 @@ def ratio(numerator: float, denominator: float) -> float | None:
 def quality_summary(series: Iterable[QualitySeries]) -> dict[str, Any]:
     searches = zero = clicked = clicks = converted = abandoned = exits = 0
     ttfc_sum = rr_sum = 0.0
-    ttfc_count = position_count = 0
+    ttfc_count = position_count = judged = 0
+    judged_sums = [0.0, 0.0, 0.0]  # NDCG@10, ERR@10, coverage@10
     by_kind = dict.fromkeys(REFORMULATION_KINDS, 0)
     for s in series:
+        judged += s.judged_searches
+        judged_sums[0] += s.judged_ndcg_sum
+        judged_sums[1] += s.judged_err_sum
+        judged_sums[2] += s.judged_coverage_sum
         searches += s.searches
         zero += s.zero_result
         clicked += s.clicked
@@ -39,7 +44,7 @@ def quality_summary(series: Iterable[QualitySeries]) -> dict[str, Any]:
             by_kind[kind] += value
     with_results = searches - zero
     reformulated = sum(by_kind.values())
-    return {
+    summary: dict[str, Any] = {
         "searches": searches,
         "searches_with_results": with_results,
         "zero_result_searches": zero,
@@ -58,6 +63,12 @@ def quality_summary(series: Iterable[QualitySeries]) -> dict[str, Any]:
         "mean_time_to_first_click_s": ratio(ttfc_sum, ttfc_count),
         "mrr_first_click": ratio(rr_sum, position_count),
     }
+    if judged:  # only with a judgment set loaded (judgments.file)
+        summary.update(judged_searches=judged,
+                       judged_ndcg_at_10=ratio(judged_sums[0], judged),
+                       judged_err_at_10=ratio(judged_sums[1], judged),
+                       judged_coverage_at_10=ratio(judged_sums[2], judged))
+    return summary
 
 
 def replay_summary(engine: Engine) -> dict[str, Any]:

@@ -1,0 +1,127 @@
+"""Judged relevance benchmark: what live judged scoring costs the collector, and how fast the
+offline gate runs.
+
+    python -m benchmarks.judged_bench [--records 1000000] [--rounds 5] [--json FILE]
+
+1. Live scoring: `replay` of the ~1M-record simulated log of benchmarks/collector_bench.py
+   without and with a judgment set of 10,000 queries × 50 documents (every query of the
+   simulated vocabulary judged on its 50 best-ranked documents — so every search with hit ids is
+   scored, the worst case — plus synthetic queries up to 10,000), each in a fresh interpreter,
+   rounds interleaved. CPU seconds of the replay call (the set's load is timed apart: it happens
+   once per start and on each change). Ratio of throughputs per round, and its median.
+2. Offline gate: `searchpulse evaluate` comparing two TREC runs of 100,000 queries × 10
+   documents against 100,000 judged queries × 10 grades, in a child process: wall and CPU
+   seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.collector_bench import CACHE, simulated_log
+from benchmarks.store_bench import child
+from collector.sources.simulator import SimulationSpec, Simulator, _ranked
+
+JUDGED_QUERIES = 10_000
+DOCUMENTS = 50
+GATE_QUERIES = 100_000
+
+REPLAY = ("import sys, time\nfrom collector.config import load_config\n"
+          "from collector.replay import replay\n"
+          "overrides = {'judgments.file': sys.argv[2]} if len(sys.argv) > 2 else {}\n"
+          "config = load_config(environ={}, overrides=overrides)\n"
+          "load = 0.0\n"
+          "if overrides:\n"
+          "    from collector.judged_relevance import load as load_judgments\n"
+          "    started = time.process_time(); load_judgments(sys.argv[2], 3)\n"
+          "    load = time.process_time() - started\n"
+          "started = time.process_time()\n"
+          "summary = replay([sys.argv[1]], config)\n"
+          "print(time.process_time() - started - load, load, summary['records'])")
+
+
+def judgment_set(path: Path) -> None:
+    """Every simulated query × its 50 best-ranked documents, then synthetic queries."""
+    queries = list(Simulator(SimulationSpec(seed=42)).vocab.queries)
+    queries += [f"synthetic query {i}" for i in range(JUDGED_QUERIES - len(queries))]
+    rng = random.Random(1)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("application,query,doc_id,rater,grade\n")
+        for query in queries[:JUDGED_QUERIES]:
+            handle.writelines(f",{query},{_ranked(query, i)},bench,{rng.randint(0, 3)}\n"
+                              for i in range(DOCUMENTS))
+
+
+def gate_inputs(directory: Path) -> tuple[Path, Path, Path, Path]:
+    rng = random.Random(2)
+    judgments, topics = directory / "gate-judgments.csv", directory / "gate-topics.tsv"
+    runs = directory / "a.run", directory / "b.run"
+    with open(judgments, "w") as j, open(topics, "w") as t, open(runs[0], "w") as a, \
+            open(runs[1], "w") as b:
+        j.write("application,query,doc_id,rater,grade\n")
+        for q in range(GATE_QUERIES):
+            t.write(f"t{q}\tquery {q}\n")
+            documents = [f"d{q}-{i}" for i in range(12)]
+            j.writelines(f",query {q},{d},bench,{rng.randint(0, 3)}\n" for d in documents[:10])
+            for handle in (a, b):
+                ranked = rng.sample(documents, 10)
+                handle.writelines(f"t{q} Q0 {d} {r} {10 - r} run\n"
+                                  for r, d in enumerate(ranked, start=1))
+    return judgments, topics, *runs
+
+
+GATE = ("import sys\nfrom collector.cli import main\n"
+        "main(['evaluate', '--judgments', sys.argv[1], '--topics', sys.argv[2], '--run', "
+        "sys.argv[3], '--run', sys.argv[4], '--json'])")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    log = simulated_log(args.records)
+    judgments = CACHE / f"judged-{JUDGED_QUERIES}x{DOCUMENTS}.csv"
+    if not judgments.exists():
+        judgment_set(judgments)
+    ratios, plain, judged, loads = [], [], [], []
+    for _ in range(args.rounds):  # interleaved: the machine's noise hits both alike
+        for runs, extra in ((plain, ()), (judged, (str(judgments),))):
+            done = subprocess.run([sys.executable, "-c", REPLAY, str(log), *extra],
+                                  capture_output=True, text=True, check=True)
+            seconds, load, records = done.stdout.split()
+            runs.append(int(records) / float(seconds))
+            if extra:
+                loads.append(float(load))
+        ratios.append(judged[-1] / plain[-1])
+        print(f"replay {plain[-1]:,.0f} rec/s, with judgments {judged[-1]:,.0f} rec/s "
+              f"(× {ratios[-1]:.3f}), set loaded in {loads[-1]:.2f} s CPU")
+    inputs = gate_inputs(CACHE)
+    wall, rss, cpu = child(GATE, *map(str, inputs))
+    print(f"evaluate, 2 runs × {GATE_QUERIES:,} queries: {wall:.1f} s wall, {cpu:.1f} s CPU, "
+          f"{rss / 2**20:.0f} MiB peak")
+    result = {
+        "machine": platform.platform(), "python": platform.python_version(),
+        "records": args.records, "judged_queries": JUDGED_QUERIES, "documents": DOCUMENTS,
+        "replay_records_per_s": plain, "replay_judged_records_per_s": judged,
+        "ratio_per_round": ratios, "ratio_median": statistics.median(ratios),
+        "judgment_set_load_cpu_s": loads,
+        "evaluate_queries": GATE_QUERIES, "evaluate_wall_s": wall, "evaluate_cpu_s": cpu,
+        "evaluate_peak_rss_mib": rss / 2**20,
+    }
+    print(f"median ratio {result['ratio_median']:.3f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
