@@ -22,6 +22,7 @@ from collector.config import Config, ConfigError, Setting, load_config
 
 OVERVIEW_DASHBOARD = "searchpulse-overview/search-quality-overview"
 HEALTH_DASHBOARD = "searchpulse-collector/searchpulse-collector-health"
+EXPERIMENTS_DASHBOARD = "searchpulse-experiments/search-quality-experiments"
 _DURATION = re.compile(r"(\d+)([smhdw])")
 
 
@@ -64,6 +65,8 @@ class Thresholds:
     judged_ndcg_drop_factor: float = 0.9
     judged_coverage_min: float = 0.6
     min_judged_searches_long_window: int = 200
+    # Sample-ratio mismatch: at least this many experiment searches in the ticket's long window.
+    min_searches_sample_ratio: int = 1000
     # Minimum traffic: fewer searches than this in the long window never page or ticket.
     min_searches_long_window: int = 200
     min_known_item_searches_long_window: int = 50
@@ -137,6 +140,7 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchReformulationRateHigh", "warning", "ticket", "ticket_for"),
     AlertRow("SearchAbandonmentRateHigh", "warning", "ticket", "ticket_for"),
     AlertRow("SearchJudgedRelevanceDrop", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchExperimentSampleRatioMismatch", "warning", "ticket", "ticket_for"),
     AlertRow("SearchJudgmentSetStale", "warning", "ticket", "ticket_for"),
     AlertRow("SearchLatencyP99High", "warning", "page", "page_for",
              windows_because="a latency guardrail breach is user-visible at once: the ticket "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from alerts.config import (
+    EXPERIMENTS_DASHBOARD,
     HEALTH_DASHBOARD,
     OVERVIEW_DASHBOARD,
     AlertRow,
@@ -49,12 +50,18 @@ RATIOS = {
     "judged_ndcg_at_10_per_judged_searches": ("judged_ndcg_at_10", "judged_searches"),
     "judged_coverage_at_10_per_judged_searches": ("judged_coverage_at_10", "judged_searches"),
 }
-LEVELS = {"application": "application", "application_stratum": "application, stratum"}
+LEVELS = {"application": "application", "application_stratum": "application, stratum",
+          "application_variant": "application, variant",
+          "application_variant_team": "application, variant, team"}
+# Chi-square critical values at p = 0.001 by degrees of freedom (variants − 1): the sample-ratio
+# mismatch ticket tests an equal split of 2 to 5 variants.
+CHI2_CRITICAL = {1: 10.828, 2: 13.816, 3: 16.266, 4: 18.467}
 
 # Panel ids of the dashboards (dashboards/ builds its panels with these ids).
 PANELS = {
     "zero_result_rate": 2, "known_item_zero_result_rate": 3, "ctr": 4, "reformulation_rate": 5,
     "abandonment_rate": 6, "latency": 7, "traffic": 8, "judged_ndcg": 23, "judged_coverage": 24,
+    "experiment_traffic": 1,
     "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
 }
 
@@ -103,6 +110,32 @@ class Recordings:
             f"histogram_quantile({self.profile.thresholds.latency_quantile}, sum by "
             f"(application, le) (rate(searchpulse_search_latency_seconds_bucket"
             f"{{{self.profile.deployment.selector}}}[{window}])))")
+
+    def interleaving(self, window: str) -> tuple[str, str]:
+        """Δ of each team against the rest (for two teams: Δ_AB) and the half-width of its
+        95 % interval, per application and variant (collector/interleaving.py)."""
+        sel = self.profile.deployment.selector
+        by = "on (application, variant) group_left"
+        wins = self._add(
+            f"application_variant_team:searchpulse_interleaving_wins:increase{window}",
+            f"sum by (application, variant, team) (increase(searchpulse_interleaving_wins_total"
+            f"{{{sel}}}[{window}]))")
+        ties = self._add(
+            f"application_variant:searchpulse_interleaving_ties:increase{window}",
+            f"sum by (application, variant) (increase(searchpulse_interleaving_ties_total"
+            f"{{{sel}}}[{window}]))")
+        contests = self._add(
+            f"application_variant:searchpulse_interleaving_contests:increase{window}",
+            f"sum by (application, variant) ({wins}) + {ties} > 0")
+        preference = self._add(
+            f"application_variant_team:searchpulse_interleaving_preference:ratio_increase{window}",
+            f"({wins} + {by} {ties} / 2) / {by} {contests} - 0.5")
+        interval = self._add(
+            f"application_variant_team:searchpulse_interleaving_preference_interval:"
+            f"ratio_increase{window}",
+            f"1.96 * sqrt(clamp_min(({wins} + {by} {ties} / 4) / {by} {contests} - ({preference}"
+            f" + 0.5) ^ 2, 0) / {by} {contests})")
+        return preference, interval
 
     def baseline(self, name: str) -> str:
         """The median of the same window 1, 2 and 3 weeks ago (of those that exist)."""
@@ -296,6 +329,35 @@ def _judgments_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "judged_coverage")
 
 
+@builds("SearchExperimentSampleRatioMismatch")
+def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
+    t, sel = profile.thresholds, profile.deployment.selector
+    _, window = profile.windows.pair(row.windows)
+    searches = rec._add(
+        f"application_variant:searchpulse_searches:increase{window}",
+        f'sum by (application, variant) (increase(searchpulse_searches_total{{{sel},'
+        f'variant!~"none|other"}}[{window}]))')
+    expected = rec._add(
+        f"application:searchpulse_searches_per_variant:increase{window}",
+        f"sum by (application) ({searches}) / count by (application) ({searches})")
+    chi2 = rec._add(
+        f"application:searchpulse_sample_ratio_chi2:increase{window}",
+        f"sum by (application) (({searches} - on (application) group_left {expected}) ^ 2 "
+        f"/ on (application) group_left {expected})")
+    variants = f"count by (application) ({searches})"
+    tests = "\nor ".join(f"({chi2} > {critical} and on (application) {variants} == {df + 1})"
+                         for df, critical in CHI2_CRITICAL.items())
+    return Built(
+        f"({tests})\nand on (application) sum by (application) ({searches}) >= "
+        f"{t.min_searches_sample_ratio}",
+        "The experiment traffic of {{ $labels.application }} is not split as designed.",
+        f"The searches of {{{{ $labels.application }}}} over {window} are split across its "
+        f"variants so unevenly that an equal split explains it with p < 0.001 (chi-square "
+        f"{{{{ $value | printf \"%.1f\" }}}}): a sample-ratio mismatch. Assignment or logging "
+        f"is broken for one variant, and every comparison between them is biased until fixed.",
+        "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD)
+
+
 @builds("SearchTrafficCessation")
 def _cessation(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     t, sel = profile.thresholds, profile.deployment.selector
@@ -447,6 +509,7 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
     rec = Recordings(profile)
     for count in HEADLINE_COUNTS:
         rec.count("application", count, profile.windows.page_short)
+    rec.interleaving(profile.windows.page_long)  # the experiments dashboard's verdict
     alerts: dict[str, list[Rule]] = {group: [] for group in GROUPS.values()}
     for row in profile.alerts:
         if row.name not in BUILDERS:

@@ -78,7 +78,8 @@ def _spec(args: argparse.Namespace) -> Any:
         spec = SimulationSpec(seed=args.seed, sessions=args.sessions,
                               sessions_per_second=args.sessions_per_second,
                               invalid_rate=args.invalid_rate,
-                              incidents=[Incident.parse(text) for text in args.incident or ()])
+                              incidents=[Incident.parse(text) for text in args.incident or ()],
+                              interleaving_preference=args.interleaving)
         if args.start == "now":
             spec.start = time.time()
         elif args.start:
@@ -357,7 +358,8 @@ def _live_judgments(parser: argparse.ArgumentParser) -> None:
                              "NDCG@10, ERR@10, coverage@10 (judgments.file; reloaded on change)")
 
 
-def _simulation(parser: argparse.ArgumentParser, sessions: int) -> None:
+def _simulation(parser: argparse.ArgumentParser, sessions: int,
+                default_interleaving: float | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--sessions", type=int, default=sessions,
                         help=f"user sessions to simulate (default {sessions:,})")
@@ -368,6 +370,11 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int) -> None:
     parser.add_argument("--incident", action="append", metavar="KIND[@APP]:xF:START+DUR",
                         help="inject an incident, e.g. zero_results:x5:30m+10m "
                              "(kinds: zero_results, known_item_zero_results, clicks, latency)")
+    parser.add_argument("--interleaving", type=float, metavar="PREFERENCE",
+                        default=default_interleaving,
+                        help="interleave a third of the experiment's sessions (team-draft); "
+                             "each click goes to ranker-b with probability 0.5 + PREFERENCE "
+                             f"(default {default_interleaving or 'off'})")
     parser.add_argument("--start", metavar="now|-DURATION",
                         help="event time of the first session: now, or e.g. -2h (default: a "
                              "fixed date, so output is reproducible)")
@@ -445,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="simulated traffic → engine → /metrics, live view",
                        description="The embedded default: no Kafka, no Prometheus. Simulates "
                                    "traffic, serves /metrics and shows the headline rates.")
-    _simulation(p, 10**9)
+    _simulation(p, 10**9, default_interleaving=0.1)
     p.add_argument("--speed", type=float, default=20.0,
                    help="event time runs this many times faster than the clock (default 20)")
     p.add_argument("--duration", metavar="DURATION",

@@ -40,6 +40,12 @@ class Position(msgspec.Struct, gc=False):
 
 class EventObject(msgspec.Struct, gc=False):
     object_id: str | int | None = None
+    # The team of an interleaved result (collector/interleaving.py), as each producer names it:
+    # the OpenSearch UBI data generator and Chorus, SRW's interleaving UI, SRW's hits.
+    search_config: str | int | None = None
+    search_configuration_uuid: str | int | None = None
+    search_configuration_id: str | int | None = msgspec.field(
+        default=None, name="_search_configuration_id")
 
 
 class EventAttributes(msgspec.Struct, gc=False):

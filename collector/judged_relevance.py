@@ -26,16 +26,20 @@ from collector.config import ConfigError
 DEPTH = 10
 DISCOUNT = tuple(1.0 / log2(rank + 2) for rank in range(DEPTH))
 RELOAD_CHECK_S = 10.0
+MEMO = 8  # distinct rankings remembered per judged query
 log = logging.getLogger(__name__)
 
 
 class JudgedQuery:
     """The final grades of one (application, query) and its ideal DCG@10."""
 
-    __slots__ = ("grades", "ideal")
+    __slots__ = ("grades", "ideal", "scored")
 
     def __init__(self, grades: dict[str, int]) -> None:
         self.grades = grades
+        # Scores of the last few distinct rankings shown: a query's ranking rarely changes
+        # between searches, so most searches are one tuple hash and a lookup.
+        self.scored: dict[tuple, tuple[float, float, float]] = {}
         best = sorted(grades.values(), reverse=True)[:DEPTH]
         self.ideal = sum(((1 << g) - 1) * d for g, d in zip(best, DISCOUNT, strict=False))
 
@@ -65,11 +69,14 @@ class JudgedRankings:
 
     def score(self, judged: JudgedQuery, shown: list) -> tuple[float, float, float]:
         """(NDCG@10, ERR@10, judged coverage@10) of the non-empty list ``shown``."""
+        top = tuple(shown[:DEPTH])
+        scored = judged.scored.get(top)
+        if scored is not None:
+            return scored
         grades = judged.grades
         dcg = err = 0.0
         remaining = 1.0
         covered = 0
-        top = shown[:DEPTH]
         for rank, document in enumerate(top):
             grade = grades.get(document if document.__class__ is str else str(document))
             if grade is None:
@@ -80,7 +87,10 @@ class JudgedRankings:
                 stop = self._stop[grade]
                 err += remaining * stop / (rank + 1)
                 remaining *= 1.0 - stop
-        return (dcg / judged.ideal if judged.ideal else 0.0), err, covered / len(top)
+        scored = (dcg / judged.ideal if judged.ideal else 0.0), err, covered / len(top)
+        if len(judged.scored) < MEMO:
+            judged.scored[top] = scored
+        return scored
 
 
 def err_at(grades: Iterable[int | None], k: int, max_grade: int) -> float:
@@ -101,8 +111,8 @@ def load(path: str | Path, max_grade: int) -> JudgedRankings:
     from feedback.judgments import Sources, read_judgments
 
     final = read_judgments([path], Sources(), max_grade).judgment_set().final()
-    return JudgedRankings(final[["application", "query", "doc_id", "grade"]].itertuples(
-        index=False), max_grade)
+    return JudgedRankings(zip(*(final[c].tolist() for c in ("application", "query", "doc_id",
+                                                              "grade")), strict=True), max_grade)
 
 
 class JudgmentsFile:

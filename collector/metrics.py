@@ -78,6 +78,12 @@ QUALITY_JUDGED = (
      "Share of the shown top 10 that has a grade, over searches of judged queries."),
 )
 
+INTERLEAVING_HELP = {
+    "wins": "Team-draft interleaved searches whose clicks favoured this team (configuration).",
+    "interleaving_ties": "Team-draft interleaved searches whose teams got equal clicks.",
+    "interleaving_unattributed": "Clicks without a team on team-draft interleaved searches.",
+}
+
 GAUGE_HELP = {
     "last_event_timestamp_seconds": "Newest event time seen (Unix seconds); 0 before the first.",
     "watermark_timestamp_seconds": "Event time up to which outcomes are decided (Unix seconds).",
@@ -167,6 +173,21 @@ def quality_text(series: list[QualitySeries]) -> bytes:
             if s.judged_searches:
                 add(f"{name}_count{{{labels}}} {floatToGoString(s.judged_searches)}\n")
                 add(f"{name}_sum{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
+    interleaved = [(s, labels) for s, labels in zip(series, base, strict=True)
+                   if s.interleaving_wins is not None]
+    _header(add, "searchpulse_interleaving_wins_total", INTERLEAVING_HELP["wins"], "counter")
+    for s, _ in interleaved:
+        head = f'application="{_escape(s.application)}",stratum="{_escape(s.stratum)}",team="'
+        tail = f'",variant="{_escape(s.variant)}"'
+        for team, wins in s.interleaving_wins.items():
+            add(f"searchpulse_interleaving_wins_total{{{head}{_escape(team)}{tail}}} "
+                f"{floatToGoString(wins)}\n")
+    for name, attribute in (("searchpulse_interleaving_ties", "interleaving_ties"),
+                            ("searchpulse_interleaving_unattributed_clicks",
+                             "interleaving_unattributed")):
+        _header(add, f"{name}_total", INTERLEAVING_HELP[attribute], "counter")
+        for s, labels in interleaved:
+            add(f"{name}_total{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
     return "".join(lines).encode()
 
 

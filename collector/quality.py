@@ -56,8 +56,8 @@ class QualitySeries:
         "application", "stratum", "variant", "searches", "zero_result", "unknown_result_count",
         "clicked", "clicks", "converted", "conversions", "reformulated", "abandoned",
         "zero_result_exits", "reciprocal_rank_sum", "judged_searches", "judged_ndcg_sum",
-        "judged_err_sum", "judged_coverage_sum", "time_to_first_click", "first_click_position",
-        "latency",
+        "judged_err_sum", "judged_coverage_sum", "interleaving_wins", "interleaving_ties",
+        "interleaving_unattributed", "time_to_first_click", "first_click_position", "latency",
     )
 
     def __init__(self, application: str, stratum: str, variant: str,
@@ -80,6 +80,11 @@ class QualitySeries:
         self.judged_ndcg_sum = 0.0
         self.judged_err_sum = 0.0
         self.judged_coverage_sum = 0.0
+        # team-draft interleaving (collector/interleaving.py): wins per team, ties, unattributed
+        # clicks; None until an interleaved search of this series is credited
+        self.interleaving_wins: dict[str, int] | None = None
+        self.interleaving_ties = 0
+        self.interleaving_unattributed = 0
         self.time_to_first_click = Buckets(TIME_TO_FIRST_CLICK_BUCKETS)
         self.first_click_position = Buckets(FIRST_CLICK_POSITION_BUCKETS)
         self.latency = Buckets(latency_bounds)
@@ -87,7 +92,8 @@ class QualitySeries:
 
 _COUNTS = ("searches", "zero_result", "unknown_result_count", "clicked", "clicks", "converted",
            "conversions", "abandoned", "zero_result_exits", "reciprocal_rank_sum",
-           "judged_searches", "judged_ndcg_sum", "judged_err_sum", "judged_coverage_sum")
+           "judged_searches", "judged_ndcg_sum", "judged_err_sum", "judged_coverage_sum",
+           "interleaving_ties", "interleaving_unattributed")
 _HISTOGRAMS = ("time_to_first_click", "first_click_position", "latency")
 
 
@@ -103,6 +109,10 @@ def merge_series(series: Iterable[QualitySeries]) -> list[QualitySeries]:
             setattr(total, name, getattr(total, name) + getattr(s, name))
         for kind, value in s.reformulated.items():
             total.reformulated[kind] += value
+        if s.interleaving_wins is not None:
+            wins = total.interleaving_wins = total.interleaving_wins or {}
+            for team, value in s.interleaving_wins.items():
+                wins[team] = wins.get(team, 0) + value
         for name in _HISTOGRAMS:
             mine, theirs = getattr(total, name), getattr(s, name)
             mine.counts = [a + b for a, b in zip(mine.counts, theirs.counts, strict=True)]
@@ -114,6 +124,8 @@ def series_to_dict(s: QualitySeries) -> dict[str, Any]:
     data: dict[str, Any] = {"labels": [s.application, s.stratum, s.variant],
                             "reformulated": dict(s.reformulated)}
     data.update((name, getattr(s, name)) for name in _COUNTS)
+    if s.interleaving_wins is not None:
+        data["interleaving_wins"] = dict(s.interleaving_wins)
     data.update((name, {"bounds": list(getattr(s, name).bounds), "counts": getattr(s, name).counts,
                         "sum": getattr(s, name).sum}) for name in _HISTOGRAMS)
     return data
@@ -124,6 +136,8 @@ def series_from_dict(data: dict[str, Any]) -> QualitySeries:
     for name in _COUNTS:
         setattr(s, name, data.get(name, 0))  # a checkpoint from before a count existed
     s.reformulated.update(data["reformulated"])
+    if "interleaving_wins" in data:
+        s.interleaving_wins = dict(data["interleaving_wins"])
     for name in _HISTOGRAMS:
         buckets = getattr(s, name)
         buckets.counts = list(data[name]["counts"])
@@ -140,6 +154,8 @@ def reset_series(s: QualitySeries) -> None:
         setattr(s, name, 0.0)
     for kind in s.reformulated:
         s.reformulated[kind] = 0
+    if s.interleaving_wins is not None:
+        s.interleaving_wins = dict.fromkeys(s.interleaving_wins, 0)
     for name in _HISTOGRAMS:
         buckets = getattr(s, name)
         buckets.counts = [0] * len(buckets.counts)

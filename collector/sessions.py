@@ -30,6 +30,7 @@ import msgspec
 
 from collector import accounting as acc
 from collector.events import EventAttributes, WireRecord
+from collector.interleaving import TEAM_CAP, UNTAGGED, outcome, team_of
 from collector.judged_relevance import JudgedRankings
 from collector.outcomes import reformulation_kind
 from collector.quality import QualitySeries, SeriesTable
@@ -65,6 +66,16 @@ class Search(msgspec.Struct, gc=False):
     flags: int  # ZERO_RESULT … DECIDED, the first page's size above them
     seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
     row: QueryRow | None = None  # its per-query aggregate row, while that row is live
+    teams: dict[str, int] | None = None  # interleaving: clicks per team, from the first tagged
+
+
+def _capped(wins: dict[str, int], team: str) -> str:
+    """The team's key in a series' wins (at most TEAM_CAP teams, then "other")."""
+    if team not in wins:
+        if len(wins) >= TEAM_CAP:
+            team = "other"
+        wins.setdefault(team, 0)
+    return team
 
 
 class PageAlias(msgspec.Struct, gc=False):
@@ -274,6 +285,12 @@ class Sessionizer:
             return acc.ACCEPTED
 
         series.clicks += 1
+        if obj is not None:
+            team = team_of(obj)
+            if team is not None or search.teams is not None:
+                self._team_click(search, UNTAGGED if team is None else team)
+        elif search.teams is not None:
+            self._team_click(search, UNTAGGED)
         # 1-based position across result pages; 0 when unknown (no page size for page > 1)
         position = rank + offset if rank > 0 and (offset or target is search) else 0
         if position == 0:
@@ -296,6 +313,34 @@ class Sessionizer:
                     row.ranked_clicked += 1
                     row.reciprocal_rank_sum += 1.0 / position
         return acc.ACCEPTED
+
+    @staticmethod
+    def _team_click(search: Search, team: str) -> None:
+        teams = search.teams
+        if teams is None:
+            search.teams = {team: 1}
+        else:
+            teams[team] = teams.get(team, 0) + 1
+
+    @staticmethod
+    def _credit(search: Search) -> None:
+        """An interleaved search's outcome, once its attribution window closed."""
+        teams = search.teams
+        assert teams is not None
+        winner, unattributed = outcome(teams)
+        series = search.series
+        series.interleaving_unattributed += unattributed
+        wins = series.interleaving_wins
+        if wins is None:
+            wins = series.interleaving_wins = {}
+        if winner is None:
+            series.interleaving_ties += 1
+            for team in teams:  # every tying team gets its series sample (0 wins)
+                if team != UNTAGGED:
+                    _capped(wins, team)
+        else:
+            key = _capped(wins, winner)
+            wins[key] += 1
 
     def _row(self, search: Search) -> QueryRow:
         row = search.row
@@ -349,6 +394,8 @@ class Sessionizer:
                 item = expiring.popleft()
                 if searches.get(item.key) is item:  # a gone search's id may be reused
                     del searches[item.key]
+                if item.__class__ is Search and item.teams is not None:
+                    self._credit(item)
                 # Searches expire in creation order, so a session's newest goes last.
                 if item.__class__ is Search and sessions.get(item.session_key) is item:
                     del sessions[item.session_key]

@@ -38,4 +38,22 @@ def build():
         9, "Judged coverage@10 by variant", "Share of each variant's shown top 10 that has a "
         "grade: a variant that shows unjudged documents is measured on less.", "percentunit",
         [(q.ratio(*q.JUDGED_COVERAGE, by="variant"), "{{variant}}")], (8, 12, 12, 32)))
+    verdict = (f"Team-draft interleaving: each team's credit Δ = (wins + ties/2) / (wins + "
+               f"ties of all teams) − 0.5 over the last {q.INTERLEAVING_WINDOW}, with its 95 % "
+               "interval (normal approximation over per-search scores 1, ½, 0). With two teams "
+               "this is Δ_AB; an interval clear of 0 is the verdict.")
+    experiments = experiments.with_panel(series_panel(
+        10, "Interleaving verdict: Δ per team", verdict, "none",
+        [(q.PREFERENCE, "Δ {{team}} ({{application}})"),
+         (f"{q.PREFERENCE} - {q.PREFERENCE_INTERVAL}", "95 % low {{team}} ({{application}})"),
+         (f"{q.PREFERENCE} + {q.PREFERENCE_INTERVAL}", "95 % high {{team}} ({{application}})")],
+        (8, 12, 0, 40)))
+    experiments = experiments.with_panel(series_panel(
+        11, "Interleaving outcomes", "Interleaved searches won by each team per second, ties, "
+        "and clicks without a team (unattributed: the producer lost the team attribute).",
+        "reqps",
+        [(q.rate("searchpulse_interleaving_wins_total", "team"), "wins {{team}}"),
+         (q.rate("searchpulse_interleaving_ties_total"), "ties"),
+         (q.rate("searchpulse_interleaving_unattributed_clicks_total"), "unattributed clicks")],
+        (8, 12, 12, 40)))
     return experiments

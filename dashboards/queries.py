@@ -53,6 +53,12 @@ JUDGED_ERR = ("searchpulse_judged_err_at_10_sum", "searchpulse_judged_err_at_10_
 JUDGED_COVERAGE = ("searchpulse_judged_coverage_at_10_sum",
                    "searchpulse_judged_coverage_at_10_count")
 JUDGED_SHARE = ("searchpulse_judged_ndcg_at_10_count", "searchpulse_searches_total")
+# Team-draft interleaving: each team's Δ and its 95 % interval (recording rules, 1h windows).
+INTERLEAVING_WINDOW = Windows().page_long
+PREFERENCE = (f"application_variant_team:searchpulse_interleaving_preference:ratio_increase"
+              f'{INTERLEAVING_WINDOW}{{application=~"$application"}}')
+PREFERENCE_INTERVAL = (f"application_variant_team:searchpulse_interleaving_preference_interval:"
+                       f'ratio_increase{INTERLEAVING_WINDOW}{{application=~"$application"}}')
 RATES = {"Zero-result rate": ZERO_RESULT, "CTR": CTR, "Reformulation rate": REFORMULATION,
          "Abandonment rate": ABANDONMENT, "Conversion rate": CONVERSION}
 

@@ -52,6 +52,7 @@ class Reading:
     max_grade: int
     rows: list[tuple[str, str, str, str, float]] = field(default_factory=list)
     not_judged: Counter[str] = field(default_factory=Counter)
+    _normalized: dict[str, str] = field(default_factory=dict)  # a query's rows share its text
 
     def add(self, application: str, query: str, document: Any, rater: str,
             rating: Any) -> None:
@@ -72,7 +73,11 @@ class Reading:
         if grade > self.max_grade:
             self.not_judged["off_scale"] += 1
             return
-        query = normalize_query(str(query))
+        text = str(query)
+        normalized = self._normalized.get(text)
+        if normalized is None:
+            normalized = self._normalized[text] = normalize_query(text)
+        query = normalized
         if not query:
             self.not_judged["no_query"] += 1
             return
@@ -200,21 +205,28 @@ def _read_srw(path: str | Path, body: dict[str, Any], rater: str, application: s
 def _read_csv(path: str | Path, rater: str, application: str, reading: Reading) -> bool:
     """Quepid's ratings CSV or the set's own file; False when ``path`` is neither."""
     with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = [c.strip().lower() for c in reader.fieldnames or ()]
+        reader = csv.reader(handle)
+        header = [c.strip().lower() for c in next(reader, [])]
+        add = reading.add
         if header == list(COLUMNS):
             for row in reader:
-                reading.add(row["application"] or "", row["query"] or "", row["doc_id"],
-                            row["rater"] or "", row["grade"])
+                if len(row) >= 5:
+                    add(row[0], row[1], row[2], row[3], row[4])
+                elif any(row):
+                    reading.not_judged["malformed"] += 1
             return True
         if "query" not in header or "rating" not in header or not (
                 {"docid", "doc_id"} & set(header)):
             return False
-        names = dict(zip(header, reader.fieldnames or (), strict=True))
-        document = names.get("docid", names.get("doc_id"))
+        columns = (header.index("query"),
+                   header.index("docid" if "docid" in header else "doc_id"),
+                   header.index("rating"))
+        width = max(columns) + 1
         for row in reader:
-            reading.add(application, row[names["query"]] or "", row[document], rater,
-                        row[names["rating"]])
+            if len(row) >= width:
+                add(application, row[columns[0]], row[columns[1]], rater, row[columns[2]])
+            elif any(row):
+                reading.not_judged["malformed"] += 1
         return True
 
 

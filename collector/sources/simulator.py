@@ -96,6 +96,14 @@ class SimulationSpec:
     invalid_rate: float = 0.0
     orphan_rate: float = 0.001
     incidents: list[Incident] = field(default_factory=list)
+    # Team-draft interleaving (off when None): a third of the experiment's sessions are
+    # interleaved (variant "interleaved"), each click's team is "ranker-b" with probability
+    # 0.5 + this preference, else "ranker-a" (the known truth for Δ_AB).
+    interleaving_preference: float | None = None
+
+
+INTERLEAVED = "interleaved"
+TEAMS = ("ranker-a", "ranker-b")
 
 
 @dataclass
@@ -256,6 +264,9 @@ class Simulator:
         client = f"c-{rng.getrandbits(48):012x}"
         session = f"s-{rng.getrandbits(48):012x}"
         variant = rng.choice(("control", "treatment")) if app.experiment else None
+        if (variant is not None and self.spec.interleaving_preference is not None
+                and rng.random() < 1 / 3):
+            variant = INTERLEAVED
         plan: list[_Search] = []
         out: list[_Line] = []
         t = int(start * 1000)
@@ -461,6 +472,9 @@ class Simulator:
                     if position else f"doc-{drawn}")
         attributes: dict[str, object] = {"object": {"object_id": document,
                                                     "object_id_type": "product"}}
+        if search.variant == INTERLEAVED and action == "click":
+            preference = self.spec.interleaving_preference or 0.0
+            attributes["object"]["search_config"] = TEAMS[self.rng.random() < 0.5 + preference]
         if position is None:
             attributes["position"] = {}
         elif app.ordinal:

@@ -103,7 +103,8 @@ def test_alerts_carry_labels_annotations_and_a_runbook_section():
 def test_recording_rules_follow_level_metric_operations():
     for rule in (r for r in rules() if "record" in r):
         level, metric, operations = rule["record"].split(":")
-        assert level in ("application", "application_stratum")
+        assert level in ("application", "application_stratum", "application_variant",
+                         "application_variant_team")
         assert metric.startswith("searchpulse_") and operations
 
 

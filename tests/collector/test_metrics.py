@@ -127,7 +127,13 @@ def quality_families_by_prometheus_client(series) -> bytes:
         SummaryMetricFamily,
     )
 
-    from collector.metrics import QUALITY_COUNTERS, QUALITY_HISTOGRAMS, QUALITY_JUDGED, _cumulative
+    from collector.metrics import (
+        INTERLEAVING_HELP,
+        QUALITY_COUNTERS,
+        QUALITY_HISTOGRAMS,
+        QUALITY_JUDGED,
+        _cumulative,
+    )
     from collector.outcomes import REFORMULATION_KINDS
 
     labels = ("application", "stratum", "variant")
@@ -163,6 +169,21 @@ def quality_families_by_prometheus_client(series) -> bytes:
                         family.add_metric((s.application, s.stratum, s.variant),
                                           s.judged_searches, getattr(s, attribute))
                 yield family
+            interleaved = [s for s in series if s.interleaving_wins is not None]
+            family = CounterMetricFamily("searchpulse_interleaving_wins",
+                                         INTERLEAVING_HELP["wins"], labels=(*labels, "team"))
+            for s in interleaved:
+                for team, wins in s.interleaving_wins.items():
+                    family.add_metric((s.application, s.stratum, s.variant, team), wins)
+            yield family
+            for name, attribute in (("searchpulse_interleaving_ties", "interleaving_ties"),
+                                    ("searchpulse_interleaving_unattributed_clicks",
+                                     "interleaving_unattributed")):
+                family = CounterMetricFamily(name, INTERLEAVING_HELP[attribute], labels=labels)
+                for s in interleaved:
+                    family.add_metric((s.application, s.stratum, s.variant),
+                                      getattr(s, attribute))
+                yield family
 
     registry = CollectorRegistry()
     registry.register(Oracle())
@@ -180,9 +201,15 @@ def test_quality_text_is_byte_for_byte_what_prometheus_client_writes(ubi, engine
                 ubi.query("q3", "lamp", 2, client="c3", app="mobile", variant='B"\\\n'),
                 ubi.query("q4", "lamps", 20, client="c3", app="mobile", variant='B"\\\n'),
                 *(ubi.query(f"m{i}", "sofa", 30 + i, client=f"m{i}", latency_ms=3e6)
-                  for i in range(1_200))], **{"judgments.file": str(judgments)})
+                  for i in range(1_200)),
+                ubi.query("i1", "lamp", 1300, client="i1", app="mobile", variant="interleaved"),
+                ubi.click("i1", 1301, obj="d1", client="i1",
+                          event_attributes={"object": {"object_id": "d1",
+                                                       "search_config": 'team"B'}})],
+               **{"judgments.file": str(judgments)})
     series = e.view().series
-    assert sum(s.judged_searches for s in series) == 2  # shoes (any application), lamp
+    assert sum(s.judged_searches for s in series) == 3  # shoes (any application), 2 × lamp
+    assert sum(s.interleaving_wins is not None for s in series) == 1
     assert quality_text(series) == quality_families_by_prometheus_client(series)
 
 

@@ -56,7 +56,8 @@ def prometheus(kafka, tmp_path_factory):
     with open(workdir / "simulator.log", "wb") as log:  # live traffic, 30× real time
         simulator = subprocess.Popen([*cli, "simulate", "--kafka", bootstrap, "--topic", topic,
                                       "--pace", "30", "--sessions", "1000000",
-                                      "--invalid-rate", "0.05"], stdout=log,
+                                      "--invalid-rate", "0.05", "--interleaving", "0.1"],
+                                     stdout=log,
                                      stderr=subprocess.STDOUT, cwd=workdir)
     collector = Service("collector", [
         *cli, "collect", "--bootstrap-servers", bootstrap, "--topic", topic, "--group-id", topic,

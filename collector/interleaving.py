@@ -1,0 +1,57 @@
+"""Team-draft interleaving credit from UBI clicks.
+
+In a team-draft interleaved search each shown document belongs to the team (search
+configuration) that drafted it; a click carries it in its object's attributes:
+``event_attributes.object.search_config`` (the OpenSearch UBI data generator, Chorus),
+``search_configuration_uuid`` (SRW's interleaving UI) or ``_search_configuration_id`` (SRW's
+hits). Per interleaved search, over its attribution window (the clicks CTR counts):
+
+* the team with more clicks **wins**; equal clicks (at least one each) is a **tie**;
+* a search with no team-tagged click expresses no preference and is not counted;
+* a click without a team on a search that already has a team-tagged click is **unattributed**:
+  counted, credited to no team (clicks before the first tagged one cannot be told apart from a
+  search that is not interleaved, and are not counted);
+* duplicate clicks (same fingerprint) are counted once, as everywhere.
+
+Exposed per (application, stratum, variant) series: wins per team, ties, unattributed clicks.
+For two teams A and B, Δ_AB = (wins_A + ties/2) / (wins_A + wins_B + ties) − 0.5 (Chapelle et
+al. 2012); its recording rule and 95 % interval are in alerts/rules.py, docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+from collector.events import EventObject
+
+TEAM_CAP = 8  # teams per series; more are counted as "other"
+UNTAGGED = ""
+
+
+def team_of(obj: EventObject) -> str | None:
+    team = obj.search_config
+    if team is None:
+        team = obj.search_configuration_uuid
+        if team is None:
+            team = obj.search_configuration_id
+    return None if team is None else str(team)
+
+
+def outcome(teams: dict[str, int]) -> tuple[str | None, int]:
+    """(winning team, or None for a tie; unattributed clicks) of one search's team clicks."""
+    unattributed = teams.get(UNTAGGED, 0)
+    ranked = sorted(((clicks, team) for team, clicks in teams.items() if team != UNTAGGED),
+                    reverse=True)
+    if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
+        return None, unattributed
+    return ranked[0][1], unattributed
+
+
+def preference(wins_a: int, wins_b: int, ties: int) -> tuple[float, float] | None:
+    """(Δ_AB, half-width of its 95 % interval); None without a contest. The per-search score
+    is 1 (A wins), ½ (tie) or 0 (B wins); Δ = mean − ½, the interval mean ± 1.96 · sd / √n —
+    exactly what the recording rules compute from the counters."""
+    contests = wins_a + wins_b + ties
+    if not contests:
+        return None
+    mean = (wins_a + ties / 2) / contests
+    variance = (wins_a + ties / 4) / contests - mean * mean
+    return mean - 0.5, 1.96 * (max(variance, 0.0) / contests) ** 0.5

@@ -1,0 +1,119 @@
+"""Team-draft interleaving credit on hand-built sessions: wins, losses, ties, missing teams,
+duplicate clicks, every producer's team attribute, and Δ_AB against a hand computation."""
+
+from __future__ import annotations
+
+import pytest
+
+from collector.interleaving import outcome
+
+
+def tagged(ubi, qid, at, team, key="search_config", obj="d1", **kw):
+    return ubi.click(qid, at, obj=obj, **kw,
+                     event_attributes={"object": {"object_id": obj, key: team},
+                                       "position": {"ordinal": 1}})
+
+
+def credit(engine, records):
+    series = [s for s in engine(records).view().series if s.interleaving_wins is not None]
+    wins: dict[str, int] = {}
+    for s in series:
+        for team, n in s.interleaving_wins.items():
+            wins[team] = wins.get(team, 0) + n
+    return (wins, sum(s.interleaving_ties for s in series),
+            sum(s.interleaving_unattributed for s in series))
+
+
+def test_wins_losses_and_ties(ubi, engine):
+    records = [
+        # s1: A 2, B 1 → A wins
+        ubi.query("s1", "tent", 0, client="c1"), tagged(ubi, "s1", 1, "teamA", client="c1"),
+        tagged(ubi, "s1", 2, "teamA", obj="d2", client="c1"),
+        tagged(ubi, "s1", 3, "teamB", obj="d3", client="c1"),
+        # s2: B 1 → B wins
+        ubi.query("s2", "lamp", 10, client="c2"), tagged(ubi, "s2", 11, "teamB", client="c2"),
+        # s3: A 1, B 1 → tie
+        ubi.query("s3", "sofa", 20, client="c3"), tagged(ubi, "s3", 21, "teamA", client="c3"),
+        tagged(ubi, "s3", 22, "teamB", obj="d2", client="c3"),
+        # s4: no click → no preference, not counted
+        ubi.query("s4", "desk", 30, client="c4"),
+        # s5: a click without team → not an interleaved search
+        ubi.query("s5", "chair", 40, client="c5"), ubi.click("s5", 41, client="c5"),
+    ]
+    assert credit(engine, records) == ({"teamA": 1, "teamB": 1}, 1, 0)
+
+
+def test_missing_teams_and_duplicate_clicks(ubi, engine):
+    duplicate = tagged(ubi, "s1", 2, "teamB", obj="d2", client="c1")
+    records = [
+        ubi.query("s1", "tent", 0, client="c1"), tagged(ubi, "s1", 1, "teamA", client="c1"),
+        duplicate, duplicate,  # redelivered: one click
+        ubi.click("s1", 3, obj="d3", client="c1"),  # no team: unattributed
+        # B's click before any tagged one is not attributable; then A → A wins
+        ubi.query("s2", "lamp", 10, client="c2"), ubi.click("s2", 11, client="c2"),
+        tagged(ubi, "s2", 12, "teamA", obj="d4", client="c2"),
+    ]
+    assert credit(engine, records) == ({"teamA": 1, "teamB": 0}, 1, 1)
+
+
+@pytest.mark.parametrize("key", ["search_config", "search_configuration_uuid",
+                                 "_search_configuration_id"])
+def test_every_producers_team_attribute(ubi, engine, key):
+    records = [ubi.query("s1", "tent", 0), tagged(ubi, "s1", 1, "cfg-7f3a", key=key)]
+    assert credit(engine, records) == ({"cfg-7f3a": 1}, 0, 0)
+
+
+def test_outcome_rule():
+    assert outcome({"a": 2, "b": 1}) == ("a", 0)
+    assert outcome({"a": 1, "b": 1, "": 3}) == (None, 3)
+    assert outcome({"b": 1, "": 1}) == ("b", 1)
+    assert outcome({"a": 1, "b": 2, "c": 2}) == (None, 0)  # top two equal
+
+
+def test_delta_and_interval_by_hand():
+    """Δ_AB and its 95 % interval as the recording rules compute them (docs/metrics.md),
+    against a direct computation over per-search scores (1 win, ½ tie, 0 loss)."""
+    import math
+
+    from collector.interleaving import preference
+
+    wins_a, wins_b, ties = 60, 40, 20
+    scores = [1.0] * wins_a + [0.0] * wins_b + [0.5] * ties
+    n = len(scores)
+    mean = sum(scores) / n
+    variance = sum((x - mean) ** 2 for x in scores) / n
+    delta, half_width = preference(wins_a, wins_b, ties)
+    assert delta == pytest.approx(mean - 0.5)
+    assert half_width == pytest.approx(1.96 * math.sqrt(variance / n))
+    assert preference(0, 0, 0) is None
+
+
+@pytest.mark.parametrize(("truth", "verdict"), [(0.1, "ranker-b"), (0.0, None)])
+def test_simulated_preference_is_recovered(truth, verdict):
+    """The simulator's interleaved sessions send each click to ranker-b with probability
+    0.5 + truth: Δ_B's interval excludes 0 exactly when there is a preference, and Δ_A = −Δ_B."""
+    from collector.config import load_config
+    from collector.engine import Engine
+    from collector.interleaving import preference
+    from collector.sources.simulator import SimulationSpec, Simulator
+
+    engine = Engine(load_config(environ={}))
+    spec = SimulationSpec(seed=11, sessions=30_000, interleaving_preference=truth)
+    engine.process_all(Simulator(spec).records())
+    engine.close()
+    wins = {"ranker-a": 0, "ranker-b": 0}
+    ties = 0
+    for s in engine.view().series:
+        if s.interleaving_wins is not None:
+            assert s.variant == "interleaved"
+            for team, n in s.interleaving_wins.items():
+                wins[team] += n
+            ties += s.interleaving_ties
+    delta_b, half_width = preference(wins["ranker-b"], wins["ranker-a"], ties)
+    delta_a, _ = preference(wins["ranker-a"], wins["ranker-b"], ties)
+    assert delta_a == pytest.approx(-delta_b)
+    assert sum(wins.values()) + ties > 1000
+    if verdict:
+        assert delta_b - half_width > 0 and delta_b < truth + half_width
+    else:
+        assert abs(delta_b) < half_width
