@@ -339,11 +339,11 @@ def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f'variant!~"none|other"}}[{window}]))')
     expected = rec._add(
         f"application:searchpulse_searches_per_variant:increase{window}",
-        f"sum by (application) ({searches}) / count by (application) ({searches})")
+        f"sum by (application) ({searches}) / (count by (application) ({searches}) > 0)")
     chi2 = rec._add(
         f"application:searchpulse_sample_ratio_chi2:increase{window}",
         f"sum by (application) (({searches} - on (application) group_left {expected}) ^ 2 "
-        f"/ on (application) group_left {expected})")
+        f"/ on (application) group_left () ({expected} > 0))")
     variants = f"count by (application) ({searches})"
     tests = "\nor ".join(f"({chi2} > {critical} and on (application) {variants} == {df + 1})"
                          for df, critical in CHI2_CRITICAL.items())
