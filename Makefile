@@ -7,6 +7,7 @@ PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
 .PHONY: all demo install setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
+	bench-interleaving \
 	kafka-up kafka-down help
 
 help:
@@ -18,6 +19,7 @@ help:
 	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
 	@echo "make bench-store - per-query aggregates' cost and the feedback job on 10M rows"
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
+	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
 	@echo "make bench-kafka - collect on a real broker vs raw kafka-python vs naive"
 	@echo "make kafka-up / kafka-down - a local Apache Kafka broker (KRaft) from Maven jars"
 
@@ -64,6 +66,9 @@ bench-store: install
 
 bench-judged: install
 	$(PYTHON) -m benchmarks.judged_bench --json benchmarks/results/judged.json
+
+bench-interleaving: install
+	$(PYTHON) -m benchmarks.interleaving_bench --json benchmarks/results/interleaving.json
 
 bench-kafka: install
 	$(PYTHON) -m benchmarks.kafka_bench --json benchmarks/results/kafka.json

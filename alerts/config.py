@@ -67,6 +67,10 @@ class Thresholds:
     min_judged_searches_long_window: int = 200
     # Sample-ratio mismatch: at least this many experiment searches in the ticket's long window.
     min_searches_sample_ratio: int = 1000
+    # Guardrail non-inferiority: a variant's zero-result rate (Wilson low end) above the control
+    # variant's by this much (absolute), with the sample-ratio minimum of searches in the variant.
+    control_variant: str = "control"
+    guardrail_zero_result_margin: float = 0.01
     # Minimum traffic: fewer searches than this in the long window never page or ticket.
     min_searches_long_window: int = 200
     min_known_item_searches_long_window: int = 50
@@ -141,6 +145,7 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchAbandonmentRateHigh", "warning", "ticket", "ticket_for"),
     AlertRow("SearchJudgedRelevanceDrop", "warning", "ticket", "ticket_for"),
     AlertRow("SearchExperimentSampleRatioMismatch", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchExperimentGuardrailWorse", "warning", "ticket", "ticket_for"),
     AlertRow("SearchJudgmentSetStale", "warning", "ticket", "ticket_for"),
     AlertRow("SearchLatencyP99High", "warning", "page", "page_for",
              windows_because="a latency guardrail breach is user-visible at once: the ticket "

@@ -61,7 +61,7 @@ CHI2_CRITICAL = {1: 10.828, 2: 13.816, 3: 16.266, 4: 18.467}
 PANELS = {
     "zero_result_rate": 2, "known_item_zero_result_rate": 3, "ctr": 4, "reformulation_rate": 5,
     "abandonment_rate": 6, "latency": 7, "traffic": 8, "judged_ndcg": 23, "judged_coverage": 24,
-    "experiment_traffic": 1,
+    "experiment_traffic": 1, "experiment_zero_result": 2,
     "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
 }
 
@@ -136,6 +136,38 @@ class Recordings:
             f"1.96 * sqrt(clamp_min(({wins} + {by} {ties} / 4) / {by} {contests} - ({preference}"
             f" + 0.5) ^ 2, 0) / {by} {contests})")
         return preference, interval
+
+    def variant_rate(self, ratio: str, window: str) -> tuple[str, str, str]:
+        """A rate per application and experiment variant with its 95 % Wilson interval:
+        (rate, low, high). z = 1.96; n the denominator's count over the window."""
+        sel = self.profile.deployment.selector
+        numerator, denominator = RATIOS[ratio]
+        counts = {}
+        for count in (numerator, "searches", "zero_result_searches"):
+            if count == "searches_with_results" or count in counts:
+                continue
+            counts[count] = self._add(
+                f"application_variant:searchpulse_{count}:increase{window}",
+                f"sum by (application, variant) (increase({COUNTERS[count]}"
+                f'{{{sel},variant!~"none|other"}}[{window}]))')
+        if denominator == "searches_with_results":
+            below = self._add(
+                f"application_variant:searchpulse_searches_with_results:increase{window}",
+                f"{counts['searches']} - {counts['zero_result_searches']}")
+        else:
+            below = counts[denominator]
+        n = f"({below} > 0)"
+        rate = self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
+                         f"{counts[numerator]} / {n}")
+        z2 = 3.8416  # 1.96²
+        center = f"({rate} + {z2 / 2} / {n}) / (1 + {z2} / {n})"
+        half = (f"1.96 / (1 + {z2} / {n}) * sqrt({rate} * (1 - {rate}) / {n} + {z2 / 4} / {n} "
+                f"^ 2)")
+        low = self._add(f"application_variant:searchpulse_{ratio}:wilson_low_increase{window}",
+                        f"{center} - {half}")
+        high = self._add(f"application_variant:searchpulse_{ratio}:wilson_high_increase{window}",
+                         f"{center} + {half}")
+        return rate, low, high
 
     def baseline(self, name: str) -> str:
         """The median of the same window 1, 2 and 3 weeks ago (of those that exist)."""
@@ -358,6 +390,29 @@ def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD)
 
 
+@builds("SearchExperimentGuardrailWorse")
+def _guardrail(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
+    """Guardrails are read for non-inferiority, not lift: a variant fails when even the low end
+    of its zero-result rate's Wilson interval is worse than the control's rate by the margin."""
+    t = profile.thresholds
+    _, window = profile.windows.pair(row.windows)
+    rate, low, _ = rec.variant_rate(ZERO, window)
+    control = f'{rate}{{variant="{t.control_variant}"}}'
+    searches = f"application_variant:searchpulse_searches:increase{window}"
+    return Built(
+        f'{low}{{variant!="{t.control_variant}"}}\n'
+        f"> on (application) group_left () ({control} + {t.guardrail_zero_result_margin})\n"
+        f"and {searches} >= {t.min_searches_sample_ratio}",
+        "Variant {{ $labels.variant }} of {{ $labels.application }} finds nothing more often "
+        "than the control.",
+        f"Even the low end of the 95 % Wilson interval of the zero-result rate of variant "
+        f"{{{{ $labels.variant }}}} ({{{{ $value | humanizePercentage }}}} over {window}) is "
+        f"above the {t.control_variant} variant's rate plus the non-inferiority margin "
+        f"({t.guardrail_zero_result_margin:.0%}): the variant is worse on a guardrail, whatever "
+        f"it wins elsewhere.",
+        "experiment_zero_result", dashboard=EXPERIMENTS_DASHBOARD)
+
+
 @builds("SearchTrafficCessation")
 def _cessation(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     t, sel = profile.thresholds, profile.deployment.selector
@@ -510,6 +565,7 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
     for count in HEADLINE_COUNTS:
         rec.count("application", count, profile.windows.page_short)
     rec.interleaving(profile.windows.page_long)  # the experiments dashboard's verdict
+    rec.variant_rate("clicked_searches_per_searches_with_results", profile.windows.page_long)
     alerts: dict[str, list[Rule]] = {group: [] for group in GROUPS.values()}
     for row in profile.alerts:
         if row.name not in BUILDERS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from alerts.config import Windows
 from dashboards import queries as q
 from dashboards.panels import board, link, series_panel, variables
 
@@ -56,4 +57,17 @@ def build():
          (q.rate("searchpulse_interleaving_ties_total"), "ties"),
          (q.rate("searchpulse_interleaving_unattributed_clicks_total"), "unattributed clicks")],
         (8, 12, 12, 40)))
+    ticket = Windows().ticket_long
+    experiments = experiments.with_panel(series_panel(
+        12, "CTR by variant, 95 % interval", "Clicked searches / searches with results per "
+        f"variant over the last {q.INTERLEAVING_WINDOW}, with its 95 % Wilson interval: "
+        "overlapping intervals are no verdict.", "percentunit",
+        q.variant_interval("clicked_searches_per_searches_with_results", q.INTERLEAVING_WINDOW),
+        (8, 12, 0, 48)))
+    experiments = experiments.with_panel(series_panel(
+        13, "Zero-result rate by variant, 95 % interval (guardrail)", "Zero-result rate per "
+        f"variant over the last {ticket} with its 95 % Wilson interval: the guardrail is read "
+        "for non-inferiority (SearchExperimentGuardrailWorse: a variant's low end above the "
+        "control's rate plus the margin).", "percentunit",
+        q.variant_interval("zero_result_searches_per_searches", ticket), (8, 12, 12, 48)))
     return experiments

@@ -59,6 +59,17 @@ PREFERENCE = (f"application_variant_team:searchpulse_interleaving_preference:rat
               f'{INTERLEAVING_WINDOW}{{application=~"$application"}}')
 PREFERENCE_INTERVAL = (f"application_variant_team:searchpulse_interleaving_preference_interval:"
                        f'ratio_increase{INTERLEAVING_WINDOW}{{application=~"$application"}}')
+
+
+def variant_interval(ratio: str, window: str) -> list[tuple[str, str]]:
+    """A recorded per-variant rate and its 95 % Wilson interval (alerts' recording rules)."""
+    selector = '{application=~"$application"}'
+    return [(f"application_variant:searchpulse_{ratio}:{kind}increase{window}{selector}",
+             f"{{{{variant}}}} {legend} ({{{{application}}}})")
+            for kind, legend in (("ratio_", "rate"), ("wilson_low_", "95 % low"),
+                                 ("wilson_high_", "95 % high"))]
+
+
 RATES = {"Zero-result rate": ZERO_RESULT, "CTR": CTR, "Reformulation rate": REFORMULATION,
          "Abandonment rate": ABANDONMENT, "Conversion rate": CONVERSION}
 
