@@ -5,9 +5,9 @@ known small preference between two rankers (the seeds: interleaving needs "10–
 
 Users (position-based model): a search of query q shows 10 documents; the document at rank k is
 examined with probability θ_k = 1 / k^0.9 and clicked, if examined, with its attractiveness α_d
-(each query has 30 candidates, α ~ Beta(0.4, 3.6): mean 0.1); clicks are independent. Ranker A orders a
-query's candidates by α plus Gaussian noise of sd 0.35; ranker B by α plus noise of sd
-``noise_b`` < 0.35: B is better, by a margin that ``noise_b`` sets.
+(each query has 30 candidates, α ~ Beta(0.4, 3.6): mean 0.1); clicks are independent.
+Ranker A orders a query's candidates by α plus Gaussian noise of sd 0.35; ranker B by α plus
+noise of sd ``noise_b`` < 0.35: B is better, by a margin that ``noise_b`` sets.
 
 * A/B: half of the searches see A, half B; the metric is CTR (a search with a click); the test a
   two-sided two-proportion z-test at 5 %.
