@@ -25,6 +25,8 @@ from collector.config import ConfigError
 
 DEPTH = 10
 DISCOUNT = tuple(1.0 / log2(rank + 2) for rank in range(DEPTH))
+RECIPROCAL = tuple(1.0 / (rank + 1) for rank in range(DEPTH))
+GAIN = tuple((1 << grade) - 1 for grade in range(31))
 RELOAD_CHECK_S = 10.0
 MEMO = 8  # distinct rankings remembered per judged query
 log = logging.getLogger(__name__)
@@ -36,11 +38,13 @@ class JudgedQuery:
     __slots__ = ("grades", "ideal", "scored")
 
     def __init__(self, grades: dict[str, int]) -> None:
-        self.grades = grades
+        self.grades: dict[str | int, int] = dict(grades)
+        # UBI hit ids may be JSON numbers: a numeric id is found under its int form too
+        self.grades.update((int(d), g) for d, g in grades.items() if d.isdigit() and len(d) < 19)
         # Scores of the last few distinct rankings shown: a query's ranking rarely changes
         # between searches, so most searches are one tuple hash and a lookup.
         self.scored: dict[tuple, tuple[float, float, float]] = {}
-        best = sorted(grades.values(), reverse=True)[:DEPTH]
+        best = sorted(grades.values(), reverse=True)[:DEPTH]  # the given grades, once each
         self.ideal = sum(((1 << g) - 1) * d for g, d in zip(best, DISCOUNT, strict=False))
 
 
@@ -73,20 +77,20 @@ class JudgedRankings:
         scored = judged.scored.get(top)
         if scored is not None:
             return scored
-        grades = judged.grades
+        get = judged.grades.get
+        stops = self._stop
         dcg = err = 0.0
         remaining = 1.0
         covered = 0
-        for rank, document in enumerate(top):
-            grade = grades.get(document if document.__class__ is str else str(document))
-            if grade is None:
-                continue
-            covered += 1
-            if grade:
-                dcg += ((1 << grade) - 1) * DISCOUNT[rank]
-                stop = self._stop[grade]
-                err += remaining * stop / (rank + 1)
-                remaining *= 1.0 - stop
+        for document, discount, reciprocal in zip(top, DISCOUNT, RECIPROCAL, strict=False):
+            grade = get(document)
+            if grade is not None:
+                covered += 1
+                if grade:
+                    dcg += GAIN[grade] * discount
+                    stop = stops[grade]
+                    err += remaining * stop * reciprocal
+                    remaining *= 1.0 - stop
         scored = (dcg / judged.ideal if judged.ideal else 0.0), err, covered / len(top)
         if len(judged.scored) < MEMO:
             judged.scored[top] = scored

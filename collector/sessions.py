@@ -165,7 +165,8 @@ class Sessionizer:
         else:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
-                if self.judged is not None:
+                judged = self.judged
+                if judged is not None and text.normalized in judged.queries:
                     scored = self._score(series, rec.application, text.normalized, hits)
             elif total_hits is None:
                 series.unknown_result_count += 1
