@@ -94,9 +94,12 @@ _PATH = re.compile(r"at `\$\.?([^`]*)`")
 _INDEX = re.compile(r"\[[^\]]*\]")
 # Fields whose bad value is tolerated by dropping it: the click's position, the search's
 # latency become unknown (counted as data-quality issues by the sessionizer's rules).
-_DROPPABLE = {"event_attributes.position": ("event_attributes", "position"),
-              "event_attributes.rank": ("event_attributes", "rank"),
-              "query_attributes.latency_ms": ("query_attributes", "latency_ms")}
+# A wrong value of these optional fields drops the field, not the record (a click with a
+# malformed team still counts as a click).
+_DROPPABLE = {path: tuple(path.split(".")) for path in (
+    "event_attributes.position", "event_attributes.rank", "query_attributes.latency_ms",
+    "event_attributes.object.search_config", "event_attributes.object.search_configuration_uuid",
+    "event_attributes.object._search_configuration_id")}
 
 
 def decode(raw: bytes) -> WireRecord:
@@ -126,9 +129,11 @@ def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireR
         except msgspec.ValidationError as exc:
             path = _field_path(str(exc))
             droppable = next((f for p, f in _DROPPABLE.items() if path.startswith(p)), None)
-            parent = obj.get(droppable[0]) if droppable else None
-            if isinstance(parent, dict) and droppable[1] in parent:
-                del parent[droppable[1]]
+            parent: Any = obj
+            for key in droppable[:-1] if droppable else ():
+                parent = parent.get(key) if isinstance(parent, dict) else None
+            if droppable and isinstance(parent, dict) and droppable[-1] in parent:
+                del parent[droppable[-1]]
                 continue
             raise Rejected(_reason_for(path), str(exc)[:500]) from None
         except RecursionError:

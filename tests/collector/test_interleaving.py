@@ -117,3 +117,13 @@ def test_simulated_preference_is_recovered(truth, verdict):
         assert delta_b - half_width > 0 and delta_b < truth + half_width
     else:
         assert abs(delta_b) < half_width
+
+
+def test_a_malformed_team_drops_the_team_not_the_click(ubi, engine):
+    e = engine([ubi.query("s1", "tent", 0),
+                ubi.click("s1", 1, event_attributes={"object": {"object_id": "d1",
+                                                                "search_config": {"x": 1}},
+                                                     "position": {"ordinal": 1}})])
+    series = e.view().series
+    assert sum(s.clicks for s in series) == 1
+    assert all(s.interleaving_wins is None for s in series)
