@@ -236,17 +236,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from feedback.evaluate import as_json, evaluate, read_rankings
     from feedback.evaluate_report import page
     from feedback.judgments import JudgmentsError
-    from feedback.judgments_job import query_strata, read
+    from feedback.judgments_job import query_strata, read, sources_of
 
     config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin})
     if len(args.run) > 2:
         raise ConfigError("--run: one ranking to score, or two to compare")
     try:
-        reading = read(config, _judgments_request(args, args.judgments))
-        final = reading.judgment_set().final()
-        sources = _judgments_request(args, [])
-        topics, applications = _topic_tables(sources)
-        runs = [read_rankings(path, topics, applications) for path in args.run]
+        request = _judgments_request(args, args.judgments)
+        sources = sources_of(request)
+        final = read(config, request, sources).judgment_set().final()
+        runs = [read_rankings(path, sources.topics, sources.topic_applications)
+                for path in args.run]
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
@@ -282,14 +282,6 @@ def _queries_of(final: Any, runs: Sequence[Any]) -> Any:
     for run in runs:
         queries.update(key[1] for key in run.ranked)
     return pd.Index(sorted(queries))
-
-
-def _topic_tables(request: Any) -> tuple[Any, dict[str, str]]:
-    from feedback.judgments import read_topic_applications, read_topics
-
-    return (read_topics(request.topics) if request.topics else None,
-            read_topic_applications(request.topic_applications)
-            if request.topic_applications else {})
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:

@@ -66,10 +66,7 @@ class JudgedRankings:
 
     def lookup(self, application: str, query: str) -> JudgedQuery | None:
         by_application = self.queries.get(query)
-        if by_application is None:
-            return None
-        found = by_application.get(application)
-        return found if found is not None else by_application.get("")
+        return None if by_application is None else of_application(by_application, application)
 
     def score(self, judged: JudgedQuery, shown: list) -> tuple[float, float, float]:
         """(NDCG@10, ERR@10, judged coverage@10) of the non-empty list ``shown``."""
@@ -95,6 +92,13 @@ class JudgedRankings:
         if len(judged.scored) < MEMO:
             judged.scored[top] = scored
         return scored
+
+
+def of_application(by_application: dict[str, JudgedQuery], application: str
+                   ) -> JudgedQuery | None:
+    """A query's grades for ``application``, else those for every application ("")."""
+    found = by_application.get(application)
+    return found if found is not None else by_application.get("")
 
 
 def err_at(grades: Iterable[int | None], k: int, max_grade: int) -> float:

@@ -31,7 +31,7 @@ import msgspec
 from collector import accounting as acc
 from collector.events import EventAttributes, WireRecord
 from collector.interleaving import TEAM_CAP, UNTAGGED, outcome, team_of
-from collector.judged_relevance import JudgedRankings
+from collector.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.outcomes import reformulation_kind
 from collector.quality import QualitySeries, SeriesTable
 from collector.query_stats import QueryRow, QueryStats
@@ -166,8 +166,10 @@ class Sessionizer:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
                 judged = self.judged
-                if judged is not None and text.normalized in judged.queries:
-                    scored = self._score(series, rec.application, text.normalized, hits)
+                if judged is not None:
+                    by_application = judged.queries.get(text.normalized)
+                    if by_application is not None:
+                        scored = self._score(series, by_application, rec.application, hits)
             elif total_hits is None:
                 series.unknown_result_count += 1
                 self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
@@ -193,13 +195,13 @@ class Sessionizer:
         self.expiry_due.append(search)
         return acc.ACCEPTED
 
-    def _score(self, series: QualitySeries, application: str | None, normalized: str,
-               hits: list) -> tuple[float, float] | None:
+    def _score(self, series: QualitySeries, by_application: dict[str, JudgedQuery],
+               application: str | None, hits: list) -> tuple[float, float] | None:
         """Judged NDCG@10, ERR@10 and coverage@10 of the ranking a judged query returned;
-        (NDCG, coverage) for its per-query row, None when the query is not judged."""
+        (NDCG, coverage) for its per-query row, None when not judged for this application."""
         judged_rankings = self.judged
         assert judged_rankings is not None
-        judged = judged_rankings.lookup(application or "", normalized)
+        judged = of_application(by_application, application or "")
         if judged is None:
             return None
         ndcg, err, coverage = judged_rankings.score(judged, hits)

@@ -37,23 +37,25 @@ class JudgmentsRequest:
     application: str | None = None
 
 
-def read(config: Config, request: JudgmentsRequest) -> Reading:
-    sources = Sources(
+def sources_of(request: JudgmentsRequest) -> Sources:
+    """The topic files read once, with the rater and application flags."""
+    return Sources(
         topics=read_topics(request.topics) if request.topics else None,
         topic_applications=(read_topic_applications(request.topic_applications)
                             if request.topic_applications else {}),
         rater=request.rater, application=request.application)
-    return read_judgments(request.files, sources, config["judgments.max_grade"])
 
 
-def _topic_ids(final: pd.DataFrame, request: JudgmentsRequest) -> dict[tuple[str, str], str]:
+def read(config: Config, request: JudgmentsRequest, sources: Sources | None = None) -> Reading:
+    return read_judgments(request.files, sources or sources_of(request),
+                          config["judgments.max_grade"])
+
+
+def _topic_ids(final: pd.DataFrame, sources: Sources) -> dict[tuple[str, str], str]:
     """TREC topic ids: the ones the inputs used where known, else ``j-0001``… in order."""
     ids: dict[tuple[str, str], str] = {}
-    if request.topics:
-        applications = (read_topic_applications(request.topic_applications)
-                        if request.topic_applications else {})
-        for topic, query in read_topics(request.topics).items():
-            ids.setdefault((applications.get(topic, ""), query), topic)
+    for topic, query in (sources.topics or {}).items():
+        ids.setdefault((sources.topic_applications.get(topic, ""), query), topic)
     taken = set(ids.values())
     number = 0
     for key in sorted(set(zip(final["application"], final["query"], strict=True))):
@@ -70,13 +72,14 @@ def _topic_ids(final: pd.DataFrame, request: JudgmentsRequest) -> dict[tuple[str
 def run_import(config: Config, request: JudgmentsRequest, out: Path) -> dict[str, Any]:
     """Read every file into one set; write ``judgments.csv`` and the final grades for each
     tool. Returns the summary."""
-    reading = read(config, request)
+    sources = sources_of(request)
+    reading = read(config, request, sources)
     judgments = reading.judgment_set()
     out.mkdir(parents=True, exist_ok=True)
     judgments.write(out / "judgments.csv")
     final = judgments.final()
     directories = handoff.prepare(out)
-    written = handoff.write_ratings(directories, final, _topic_ids(final, request),
+    written = handoff.write_ratings(directories, final, _topic_ids(final, sources),
                                     "imported judgments")
     return {
         "files": len(request.files),
