@@ -177,13 +177,40 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     except (FeedbackError, JudgmentsError, StoreError) as exc:
         log.error("%s", exc)
         return EXIT_INPUT
-    if args.json:
+    _print_result(summary, args.json)
+    if not args.json:
+        print(f"{'written to':<28} {args.out}")
+    return EXIT_OK
+
+
+def cmd_clicks(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from feedback.clicks_job import ClicksError, ClicksRequest, run_clicks
+
+    config = _settings(args, **{"store.url": args.store})
+    if not config["store.url"]:
+        raise ConfigError("store.url: the click model needs a store (--store URL)")
+    request = ClicksRequest(
+        store=config["store.url"], out=Path(args.out), since=args.since,
+        warm_start=Path(args.warm_start) if args.warm_start else None,
+        progress=args.progress if args.progress is not None else sys.stderr.isatty())
+    try:
+        summary = run_clicks(config, request)
+    except (ClicksError, StoreError) as exc:
+        log.error("%s", exc)
+        return EXIT_INPUT
+    _print_result(summary, args.json)
+    print(f"{'written to':<28} {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return EXIT_OK
+
+
+def _print_result(summary: dict[str, Any], as_json: bool) -> None:
+    if as_json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_summary(summary)
-        print(f"{'written to':<28} {args.out}")
-    return EXIT_OK
 
 
 def _judgments_request(args: argparse.Namespace, files: Sequence[str] | None = None) -> Any:
@@ -491,6 +518,33 @@ def build_parser() -> argparse.ArgumentParser:
     _store(p, "the per-query aggregates to mine (read only):")
     _common(p)
     p.set_defaults(func=cmd_feedback)
+
+    p = sub.add_parser(
+        "clicks", help="fit the position-based click model: examination curve, implicit "
+                       "judgments",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read impressions and clicks per (query, document, position) of a period\n"
+                    "from the store and fit the position-based model P(click) = θ_k · γ_qd\n"
+                    "by EM, warm-started from the previous curve: θ per application is how\n"
+                    "often each position is looked at (θ_1 = 1), γ how attractive a document\n"
+                    "is for a query once looked at (docs/click-model.md).",
+        epilog="Writes to --out: examination.json (read by collect --examination and by\n"
+               "feedback --examination), implicit-judgments.csv (PBM relevance beside SRW's\n"
+               "COEC), srw/APP.implicit-judgments.json (SRW's judgment import).\n"
+               "Settings: clicks.* (searchpulse --help).\n"
+               "Exit codes: 0 ok, 2 configuration error, 3 store unusable or no positions.")
+    p.add_argument("--since", default="30d",
+                   help="period: days back from the newest day in the store or a date; "
+                        "default 30d")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    p.add_argument("--warm-start", metavar="FILE",
+                   help="start EM from this examination.json (default: the one in --out)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    _store(p, "the per-query aggregates to fit on (read only):")
+    _common(p)
+    p.set_defaults(func=cmd_clicks)
 
     p = sub.add_parser(
         "judgments", help="bring the judges' grades back; measure whether the judges agree",

@@ -223,6 +223,23 @@ SETTINGS: tuple[Setting, ...] = (
             _non_negative),
     Setting("evaluate.significance", float, 0.05,
             "... with a paired randomization test's p below this.", _share),
+    Setting("clicks.depth", int, 10,
+            "Positions of the examination curve the click model fits (1..depth of the first "
+            "result page); at most store.shown_depth.", _positive),
+    Setting("clicks.min_impressions", int, 10,
+            "A (query, document) pair is exported as an implicit judgment only with at least "
+            "this many impressions.", _positive),
+    Setting("clicks.min_moving_pairs", int, 50,
+            "An application's curve is marked identified only when at least this many of its "
+            "(query, document) pairs were shown at two positions or more.", _positive),
+    Setting("clicks.max_weight", float, 10.0,
+            "Inverse-propensity weights 1/θ are clipped at this (a position examined less "
+            "than 1/max_weight as often as the first counts as examined that often).",
+            _positive),
+    Setting("clicks.examination_file", str, "",
+            "Examination curves (examination.json of `searchpulse clicks`): published per "
+            "position and used for the debiased click-through; reloaded when it changes; "
+            "empty: none.", None),
     Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.", None),
     Setting("kafka.topics", list, ["ubi"], "Topics of UBI query and event records.", None),
     Setting("kafka.group_id", str, "searchpulse", "Consumer group of the collectors.", None),

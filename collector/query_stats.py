@@ -4,7 +4,9 @@ One row per (day, application, normalized query), fed by the same decisions that
 metrics (so the two always agree). Rows are drained to a store (collector/query_store.py) that
 adds them up. Counts are exact; the documents shown (the first ``shown_depth`` results of each
 search) are a bounded heavy-hitter list per row: past ``8 × shown_depth`` distinct documents the
-least shown half is dropped, so rarely shown documents' counts are lower bounds.
+least shown half is dropped, so rarely shown documents' counts are lower bounds. The same holds
+for impressions and clicks per (position, document) — ``shown_at`` and ``clicked_at``, keyed
+``"position:document"`` — which the position-based click model (feedback/click_model.py) needs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ TOP_REFORMULATIONS = 5
 # decide k-anonymity up to this k (feedback.min_distinct_clients).
 CLIENT_MARKS = 8
 # ranked_clicked: first clicks with a known position, the denominator of the MRR
+# (position, document) pairs a store keeps per row and day, × shown_depth
+POSITION_PAIRS = 3
 COUNTS = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "converted",
           "reformulated", "abandoned", "judged_searches")
 # Sums of per-search scores (REAL columns): Σ 1/position of first clicks; judged NDCG@10 and
@@ -50,15 +54,20 @@ class QueryRow(msgspec.Struct, gc=False):
     clicked_documents: dict[str | int, int] = msgspec.field(default_factory=dict)
     clients: dict[str, int] = msgspec.field(default_factory=dict)  # mark → searches, ≤ 8
     shown: Counter[str | int] = msgspec.field(default_factory=Counter)  # document → times
-    pending: list[str | int] = msgspec.field(default_factory=list)  # shown, not yet counted
+    # "position:document" → impressions (from the result list) / clicks at a known position
+    shown_at: Counter[str] = msgspec.field(default_factory=Counter)
+    clicked_at: dict[str, int] = msgspec.field(default_factory=dict)
+    pending: list[tuple[str | int, ...]] = msgspec.field(default_factory=list)  # pages to count
 
     def add(self, other: QueryRow) -> None:
         """Add another row of the same key (a failed flush's, written again)."""
         for name in (*COUNTS, *SUMS):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.shown.update(other.shown)
+        self.shown_at.update(other.shown_at)
         for mine, theirs in ((self.reformulations, other.reformulations),
                              (self.clicked_documents, other.clicked_documents),
+                             (self.clicked_at, other.clicked_at),
                              (self.clients, other.clients)):
             for item, count in theirs.items():
                 mine[item] = mine.get(item, 0) + count
@@ -85,7 +94,7 @@ class QueryStats:
     def __init__(self, shown_depth: int = 10) -> None:
         self.rows: dict[Key, QueryRow] = {}
         self.shown_depth = shown_depth
-        self._batch = 8 * shown_depth  # documents queued before a fold; also the cap of `shown`
+        self._batch = 8 * shown_depth  # the cap of `shown`, and of `shown_at` (× 4)
 
     def row(self, ts: float, application: str, normalized: str) -> QueryRow:
         key = (int(ts // 86400), application, normalized)
@@ -103,22 +112,41 @@ class QueryStats:
             marks[mark] = marks.get(mark, 0) + 1
 
     def show(self, row: QueryRow, documents: list[str | int] | None) -> None:
-        """Count the first ``shown_depth`` documents of a result page as shown: they are
-        queued (the page itself is not kept alive) and counted in C (Counter.update) once
-        ``8 × shown_depth`` are queued, not one document at a time."""
+        """Count the first ``shown_depth`` documents of a result page as shown, at their
+        positions: the page is queued as a tuple and pages are counted once 8 are queued —
+        each distinct page once (a head query shows the same page again and again)."""
         if documents:
             pending = row.pending
-            pending += documents[:self.shown_depth]
-            if len(pending) >= self._batch:
+            pending.append(tuple(documents[:self.shown_depth]))
+            if len(pending) >= 8:
                 self._fold(row)
 
+    def shown_at(self, row: QueryRow, position: int, document: str | int) -> None:
+        """An impression event of ``document`` at a known 1-based ``position`` (searches
+        without a result list: their pages give no positions)."""
+        if position <= self.shown_depth:
+            row.shown_at[f"{position}:{document}"] += 1
+
+    def click_at(self, row: QueryRow, position: int, document: str | int) -> None:
+        """A click on ``document`` at a known 1-based ``position`` within ``shown_depth``."""
+        if position <= self.shown_depth:
+            key = f"{position}:{document}"
+            clicked_at = row.clicked_at
+            clicked_at[key] = clicked_at.get(key, 0) + 1
+
     def _fold(self, row: QueryRow) -> None:
-        shown = row.shown
-        shown.update(row.pending)
+        shown, shown_at = row.shown, row.shown_at
+        for page, times in Counter(row.pending).items():
+            for position, document in enumerate(page, 1):
+                shown[document] += times
+                shown_at[f"{position}:{document}"] += times
         row.pending.clear()
-        if len(shown) > self._batch:  # memory bound: keep the most shown half (approximate)
-            row.shown = Counter(dict(nlargest(self._batch // 2, shown.items(),
-                                              key=itemgetter(1))))
+        cap = self._batch
+        if len(shown) > cap:  # memory bound: keep the most shown half (approximate)
+            row.shown = Counter(dict(nlargest(cap // 2, shown.items(), key=itemgetter(1))))
+        if len(shown_at) > 4 * cap:
+            row.shown_at = Counter(dict(nlargest(2 * cap, shown_at.items(),
+                                                 key=itemgetter(1))))
 
     def drain(self) -> dict[Key, QueryRow]:
         """Every row, complete, and a fresh start."""

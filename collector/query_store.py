@@ -22,11 +22,19 @@ from typing import Any
 import msgspec
 import pandas as pd
 
-from collector.query_stats import CLIENT_MARKS, COUNTS, SUMS, TOP_REFORMULATIONS, Key, QueryRow
+from collector.query_stats import (
+    CLIENT_MARKS,
+    COUNTS,
+    POSITION_PAIRS,
+    SUMS,
+    TOP_REFORMULATIONS,
+    Key,
+    QueryRow,
+)
 from collector.redaction import redact
 
 _COLUMNS = (*COUNTS, *SUMS)
-_ITEMS = ("shown", "clicked_documents", "reformulations", "clients")
+_ITEMS = ("shown", "clicked_documents", "reformulations", "clients", "shown_at", "clicked_at")
 _KEY = "application, query, day"
 # Distinct client marks of the row's day (≤ CLIENT_MARKS): read by the feedback job without
 # parsing JSON; their maximum over days is a lower bound of the period's distinct clients.
@@ -69,6 +77,9 @@ _QUERY_VOLUMES = ("SELECT query, SUM(searches) FROM query_stats WHERE day >= ? G
                   "HAVING SUM(searches) >= ?")
 _ITEMS_OF = (f"SELECT {', '.join(_ITEMS)} FROM query_stats "
              "WHERE application = ? AND query = ? AND day >= ?")
+_POSITIONS = (f"SELECT application, query, searches, {_MARKS}, shown_at, clicked_at "
+              "FROM query_stats WHERE day >= ? AND shown_at <> '{}' "
+              "ORDER BY application{binary}, query{binary}")
 _CLIENTS_OF = "SELECT clients FROM query_stats WHERE application = ? AND query = ? AND day >= ?"
 _UPSERT_OFFSETS = (
     "INSERT INTO store_offsets VALUES (?, ?, ?, ?, ?) "
@@ -117,6 +128,17 @@ def _ranked(objects: Iterable[str]) -> dict[str, int]:
     return dict(sorted(total.items(), key=lambda pair: (-pair[1], pair[0])))
 
 
+class QueryPositions(msgspec.Struct):
+    """One query's impressions and clicks per ``"position:document"`` over a period."""
+
+    application: str
+    query: str
+    searches: int = 0
+    client_marks: int = 0  # the most distinct client marks of one day (a lower bound)
+    shown_at: dict[str, int] = msgspec.field(default_factory=dict)
+    clicked_at: dict[str, int] = msgspec.field(default_factory=dict)
+
+
 class StoreError(ValueError):
     """The store is unusable (bad URL, unreachable, not a database); the message names it."""
 
@@ -150,7 +172,7 @@ class QueryStore:
             ("rows", _upsert(items_per_flush, self.count_keys)), ("offsets", _UPSERT_OFFSETS),
             ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
             ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF),
-            ("clients_of", _CLIENTS_OF),
+            ("clients_of", _CLIENTS_OF), ("positions", _POSITIONS),
             ("newest_day", "SELECT MAX(day) FROM query_stats"),
             ("expire", "DELETE FROM query_stats WHERE day < ?"))}
         self.retention_days = retention_days
@@ -185,12 +207,11 @@ class QueryStore:
         ``retention_days`` before the newest day written are deleted in it."""
         days: dict[int, str] = {}
         keep = self.items_per_flush
-        shown, clicked, reformulations, clients = (keep[c] for c in _ITEMS)
+        clients = keep["clients"]
         values = [
             (application, query, days.get(day) or days.setdefault(day, day_name(day)),
              *(getattr(row, c) for c in _COLUMNS),
-             top_items(row.shown, shown), top_items(row.clicked_documents, clicked),
-             top_items(row.reformulations, reformulations), top_items(row.clients, clients),
+             *(top_items(getattr(row, c), keep[c]) for c in _ITEMS),
              min(len(row.clients), clients))
             for (day, application, query), row in rows]
         try:
@@ -263,6 +284,30 @@ class QueryStore:
         cursor.execute(self._sql["items_of"], (application, query, since_day))
         days = cursor.fetchall()
         return {kind: _ranked(day[i] for day in days) for i, kind in enumerate(_ITEMS)}
+
+    def positions(self, since_day: str) -> Iterator[QueryPositions]:
+        """Impressions and clicks per (position, document) of every query from ``since_day``
+        on, days added up, in (application, query) order: what the click model fits."""
+        try:
+            cursor = self.db.cursor()
+            cursor.execute(self._sql["positions"], (since_day,))
+            current: QueryPositions | None = None
+            for application, query, searches, marks, shown_at, clicked_at in cursor:
+                if current is None or (current.application, current.query) != (application,
+                                                                                query):
+                    if current is not None:
+                        yield current
+                    current = QueryPositions(application, query)
+                current.searches += searches
+                current.client_marks = max(current.client_marks, marks)
+                for total, text in ((current.shown_at, shown_at),
+                                    (current.clicked_at, clicked_at)):
+                    for key, count in _decode(text).items():
+                        total[key] = total.get(key, 0) + count
+            if current is not None:
+                yield current
+        except self.errors as error:
+            raise _failure(self.url, error) from None
 
     def client_marks(self, application: str, query: str, since_day: str) -> set[str]:
         """The distinct client marks of one query over the period (k-anonymity)."""
@@ -341,7 +386,9 @@ def open_store(url: str, shown_depth: int = 10, read_only: bool = False,
     ``retention_days``: rows older than that before the newest day written are deleted (0:
     kept). ``read_only``: the store must exist already, and is neither created nor changed."""
     items = {"shown": shown_depth, "clicked_documents": shown_depth,
-             "reformulations": TOP_REFORMULATIONS, "clients": CLIENT_MARKS}
+             "reformulations": TOP_REFORMULATIONS, "clients": CLIENT_MARKS,
+             # (position, document) pairs: a document seen at a few positions per day
+             "shown_at": POSITION_PAIRS * shown_depth, "clicked_at": POSITION_PAIRS * shown_depth}
     if url.startswith("sqlite:///"):
         return SqliteStore(url.removeprefix("sqlite:///"), items, read_only, retention_days)
     if url.startswith(("postgresql://", "postgres://")):

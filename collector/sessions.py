@@ -247,9 +247,14 @@ class Sessionizer:
             if self.query_stats is not None:
                 attrs = rec.event_attributes
                 if attrs is not None and attrs.object is not None and attrs.object.object_id:
-                    shown = self._row(search).shown
+                    row = self._row(search)
                     document = attrs.object.object_id
-                    shown[document] = shown.get(document, 0) + 1
+                    row.shown[document] = row.shown.get(document, 0) + 1
+                    # positions from impressions only when no result list gave them
+                    if target is search and not search.flags >> _PAGE_SHIFT:
+                        rank = self._rank(attrs)
+                        if rank > 0:
+                            self.query_stats.shown_at(row, rank, document)
             return acc.ACCEPTED
 
         attrs = rec.event_attributes
@@ -310,6 +315,8 @@ class Sessionizer:
             if obj is not None and obj.object_id is not None:
                 clicked = row.clicked_documents
                 clicked[obj.object_id] = clicked.get(obj.object_id, 0) + 1
+                if position:
+                    self.query_stats.click_at(row, position, obj.object_id)
             if not flags & CLICKED:
                 row.clicked += 1
                 if position:

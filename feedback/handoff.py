@@ -133,6 +133,17 @@ def write_query_sets(directory: Path, chosen: pd.DataFrame, title: str) -> list[
     return written
 
 
+def write_srw_judgments(path: Path, name: str, description: str,
+                        queries: Iterable[tuple[str, list[tuple[str, float]]]]) -> None:
+    """The body of SRW's judgment import: every rating a string ("2.000"), as the importer
+    casts it (a number throws there)."""
+    _write_json(path, {
+        "name": name, "description": description, "type": "IMPORT_JUDGMENT",
+        "judgmentRatings": [{"query": query, "ratings": [
+            {"docId": document, "rating": f"{rating:.3f}"} for document, rating in ratings]}
+            for query, ratings in queries if ratings]})
+
+
 def quepid_line(query: str, document: str, rating: object) -> str | None:
     """One line of Quepid's ratings CSV, or None when its importer would refuse it: the
     browser splits lines on ``\n`` and, when a line has more than three comma-separated
@@ -158,13 +169,11 @@ def write_ratings(directories: dict[str, Path], final: pd.DataFrame,
         with open(directories["quepid"] / f"{stem}.ratings.csv", "w", encoding="utf-8") as out:
             out.write("query,docid,rating\n")
             out.writelines(line + "\n" for line in lines if line is not None)
-        _write_json(directories["srw"] / f"{stem}.judgments.json", {
-            "name": book_name(str(application), title),
-            "description": "Judgments imported by searchpulse", "type": "IMPORT_JUDGMENT",
-            "judgmentRatings": [
-                {"query": query, "ratings": [{"docId": d, "rating": f"{g:.3f}"} for d, g in
-                                             zip(docs["doc_id"], docs["grade"], strict=True)]}
-                for query, docs in rows.groupby("query", sort=True)]})
+        write_srw_judgments(
+            directories["srw"] / f"{stem}.judgments.json", book_name(str(application), title),
+            "Judgments imported by searchpulse",
+            [(query, list(zip(docs["doc_id"], docs["grade"], strict=True)))
+             for query, docs in rows.groupby("query", sort=True)])
     write_trec_topics(directories["trec"], ((topic, query, application) for
                                             (application, query), topic in
                                             sorted(topics.items(), key=lambda kv: kv[1])))

@@ -1,0 +1,187 @@
+"""The position-based click model: EM recovers a simulated examination curve (on counts, and end
+to end from UBI records through the collector's store), single-document relevance under a known
+curve, IPS weights clipped as documented, SRW's COEC, and the implicit-judgment files as SRW's
+importer and our own judgment reader take them."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collector.config import load_config
+from collector.query_store import open_store
+from collector.replay import replay
+from feedback import click_model
+from feedback.clicks_job import EXAMINATION_FILE, ClicksError, ClicksRequest, run_clicks
+from feedback.judgments import Sources, read_judgments
+
+DEPTH = 10
+TRUE_CURVE = 1.0 / np.arange(1, DEPTH + 1) ** 0.7  # θ_1 = 1 already
+DAY0 = 1_767_600_000  # 2026-01-05T08:00:00Z
+
+
+def _simulated_cells(seed: int, queries: int, rankings: int) -> click_model.Cells:
+    """PBM users on ``rankings`` random orders of 15 documents per query."""
+    rng = np.random.default_rng(seed)
+    pair, position, shown, clicked = [], [], [], []
+    for q in range(queries):
+        attractiveness = rng.beta(1, 3, size=15)
+        for _ in range(rankings):
+            order = rng.permutation(15)[:DEPTH]
+            impressions = int(rng.integers(20, 60))
+            for k, d in enumerate(order):
+                pair.append(q * 15 + d)
+                position.append(k + 1)
+                shown.append(impressions)
+                clicked.append(rng.binomial(impressions, TRUE_CURVE[k] * attractiveness[d]))
+    numbers, index = np.unique(np.array(pair), return_inverse=True)
+    return click_model.Cells(index, np.array(position), np.array(shown, float),
+                             np.array(clicked, float), np.zeros(len(numbers), int), 1, DEPTH)
+
+
+def test_em_recovers_the_simulated_examination_curve():
+    cells = _simulated_cells(seed=1, queries=1500, rankings=2)
+    fit = click_model.fit(cells)
+    assert fit.converged and fit.iterations < 1000
+    assert fit.theta[0, 0] == 1.0
+    assert np.abs(fit.theta[0] - TRUE_CURVE).max() < 0.03
+    moved = {p for p in set(cells.pair.tolist())
+             if len(set(cells.position[cells.pair == p].tolist())) > 1}
+    assert fit.moving_pairs.tolist() == [len(moved)]
+    # a warm start from the answer converges at once to the same curve
+    warm = click_model.fit(cells, fit.theta)
+    assert warm.iterations < 30
+    assert np.abs(warm.theta - fit.theta).max() < 0.01
+
+
+def test_pairs_that_never_move_are_counted_as_such():
+    cells = _simulated_cells(seed=2, queries=50, rankings=1)
+    assert click_model.moving_pairs(cells).tolist() == [0]
+
+
+def test_relevance_under_a_known_curve():
+    theta = np.array([1.0, 0.5, 0.25])
+    # consistent counts: γ = 0.3 explains both positions exactly (the prior moves it < 0.001)
+    assert click_model.relevance({1: 1000, 2: 1000}, {1: 300, 2: 150}, theta) == pytest.approx(
+        0.3, abs=1e-3)
+    # the same raw CTR at position 3 means a four times more attractive document
+    low = click_model.relevance({1: 1000}, {1: 100}, theta)
+    high = click_model.relevance({3: 1000}, {3: 100}, theta)
+    assert high == pytest.approx(0.4, abs=2e-3) and low == pytest.approx(0.1, abs=1e-3)
+    assert click_model.relevance({7: 10}, {7: 1}, theta) is None  # beyond the curve
+    assert click_model.relevance({}, {}, theta) is None
+
+
+def test_ips_weights_are_clipped_at_max_weight():
+    weights = click_model.ips_weights(np.array([1.0, 0.5, 0.2, 0.05, 0.0]), 10.0)
+    assert weights.tolist() == [1.0, 2.0, 5.0, 10.0, 10.0]
+    assert click_model.ips_weights(np.array([0.05]), 4.0).tolist() == [4.0]
+
+
+def test_coec_is_clicks_over_expected_clicks_at_the_best_position():
+    # SRW: rating = clicks / (CTR at its best rank × impressions); 0 when that is 0
+    ratings = click_model.coec(np.array([100.0, 50.0, 10.0]), np.array([30.0, 5.0, 1.0]),
+                               np.array([0.2, 0.05, 0.0]))
+    assert ratings.tolist() == [1.5, 2.0, 0.0]
+
+
+def _pbm_log(path: Path, queries: int, searches: int, seed: int = 7) -> tuple[int, int]:
+    """UBI records of PBM users: each query's 15 documents in two variants' orders; users
+    examine position k with TRUE_CURVE[k] and click an examined document with its γ. Returns
+    how many (query, document) pairs the two orders show at different positions, and show."""
+    rng = random.Random(seed)
+    lines = []
+    moving = shown = 0
+    t = DAY0 * 1000
+    for q in range(queries):
+        attractiveness = [rng.betavariate(1, 3) for _ in range(15)]
+        orders = {variant: rng.sample(range(15), DEPTH) for variant in ("control", "treatment")}
+        shown += len(set(orders["control"]) | set(orders["treatment"]))
+        moving += sum(d in orders["treatment"] and orders["treatment"].index(d) != k
+                      for k, d in enumerate(orders["control"]))
+        for s in range(searches):
+            variant = ("control", "treatment")[s % 2]
+            order = orders[variant]
+            qid, client = f"q{q}-{s}", f"c{q}-{s}"
+            t += 137
+            lines.append({"query_id": qid, "client_id": client, "user_query": f"lamp {q}",
+                          "timestamp": t, "application": "web",
+                          "query_attributes": {"experiment": "e1", "variant": variant},
+                          "query_response_hit_ids": [f"d{q}-{d}" for d in order]})
+            for k, d in enumerate(order):
+                if rng.random() < TRUE_CURVE[k] and rng.random() < attractiveness[d]:
+                    t += 1
+                    lines.append({"action_name": "click", "query_id": qid, "client_id": client,
+                                  "session_id": client, "timestamp": t, "application": "web",
+                                  "event_attributes": {"object": {"object_id": f"d{q}-{d}"},
+                                                       "position": {"ordinal": k + 1}}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return moving, shown
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory) -> tuple[Path, dict, tuple[int, int]]:
+    directory = tmp_path_factory.mktemp("clicks")
+    log = directory / "pbm.jsonl"
+    moving, shown = _pbm_log(log, queries=150, searches=60)
+    store = f"sqlite:///{directory / 'aggregates.db'}"
+    config = load_config(environ={}, overrides={})
+    replay([str(log)], config, store=store)
+    out = directory / "out"
+    summary = run_clicks(config, ClicksRequest(store=store, out=out))
+    return out, summary, (moving, shown)
+
+
+def test_the_curve_comes_back_from_ubi_records_through_the_store(fitted):
+    out, summary, (moving, _) = fitted
+    examination = json.loads((out / EXAMINATION_FILE).read_text())
+    web = examination["applications"]["web"]
+    assert web["identified"] and web["moving_pairs"] == moving
+    assert examination["converged"] and summary["warm_start"] is None
+    assert web["examination"][0] == 1.0
+    assert np.abs(np.array(web["examination"]) - TRUE_CURVE).max() < 0.06
+    assert web["impressions"] == 150 * 60 * DEPTH
+
+
+def test_implicit_judgments_as_srw_and_our_reader_take_them(fitted):
+    out, summary, (_, shown) = fitted
+    rows = list(csv.DictReader((out / "implicit-judgments.csv").open()))
+    assert len(rows) == summary["implicit_judgments"] == shown  # every pair ≥ 30 times shown
+    body = json.loads((out / "srw/web.implicit-judgments.json").read_text())
+    assert body["type"] == "IMPORT_JUDGMENT" and len(body["judgmentRatings"]) == 150
+    for entry in body["judgmentRatings"]:
+        assert set(entry) == {"query", "ratings"} and entry["ratings"]
+        for rating in entry["ratings"]:
+            assert isinstance(rating["docId"], str) and isinstance(rating["rating"], str)
+            assert len(rating["rating"].split(".")[1]) == 3  # "%.3f" as SRW writes its own
+            assert 0.0 <= float(rating["rating"]) <= 1.0
+    reading = read_judgments([str(out / "srw/web.implicit-judgments.json")], Sources(), 1)
+    assert len(reading.rows) == len(rows) and not reading.not_judged  # on a 0..1 scale
+
+
+def test_warm_start_reads_the_previous_curve(fitted, tmp_path):
+    out, _, _ = fitted
+    store = f"sqlite:///{out.parent / 'aggregates.db'}"
+    again = run_clicks(load_config(environ={}, overrides={}),
+                       ClicksRequest(store=store, out=tmp_path,
+                                     warm_start=out / EXAMINATION_FILE))
+    assert again["warm_start"] == str(out / EXAMINATION_FILE)
+    assert again["iterations"] < 100
+
+
+def test_an_empty_store_and_a_broken_warm_start_are_refused_by_name(fitted, tmp_path):
+    config = load_config(environ={}, overrides={})
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    open_store(empty).close()
+    with pytest.raises(ClicksError, match="holds no per-query aggregates"):
+        run_clicks(config, ClicksRequest(store=empty, out=tmp_path))
+    broken = tmp_path / "broken.json"
+    broken.write_text("[1, 2")
+    store = f"sqlite:///{fitted[0].parent / 'aggregates.db'}"
+    with pytest.raises(ClicksError, match=f"warm start {broken}: not an examination file"):
+        run_clicks(config, ClicksRequest(store=store, out=tmp_path, warm_start=broken))
