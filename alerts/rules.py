@@ -35,6 +35,9 @@ COUNTERS = {
     "judged_searches": "searchpulse_judged_ndcg_at_10_count",
     "judged_ndcg_at_10": "searchpulse_judged_ndcg_at_10_sum",
     "judged_coverage_at_10": "searchpulse_judged_coverage_at_10_sum",
+    # clicks, and clicks weighted by 1/examination of their position (collector/examination.py)
+    "clicks": "searchpulse_clicks_total",
+    "debiased_clicks": "searchpulse_debiased_clicks_total",
 }
 # the overview's headline row reads these
 HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
@@ -49,6 +52,9 @@ RATIOS = {
     # mean judged NDCG@10 and coverage@10 over judged searches (sum / count)
     "judged_ndcg_at_10_per_judged_searches": ("judged_ndcg_at_10", "judged_searches"),
     "judged_coverage_at_10_per_judged_searches": ("judged_coverage_at_10", "judged_searches"),
+    # clicks per search, raw and inverse-propensity weighted (not proportions: no interval)
+    "clicks_per_searches_with_results": ("clicks", "searches_with_results"),
+    "debiased_clicks_per_searches_with_results": ("debiased_clicks", "searches_with_results"),
 }
 LEVELS = {"application": "application", "application_stratum": "application, stratum",
           "application_variant": "application, variant",
@@ -137,9 +143,9 @@ class Recordings:
             f" + 0.5) ^ 2, 0) / {by} {contests})")
         return preference, interval
 
-    def variant_rate(self, ratio: str, window: str) -> tuple[str, str, str]:
-        """A rate per application and experiment variant with its 95 % Wilson interval:
-        (rate, low, high). z = 1.96; n the denominator's count over the window."""
+    def variant_ratio(self, ratio: str, window: str) -> tuple[str, str]:
+        """A ratio per application and experiment variant over the window, and its
+        denominator's count (increase over the window, > 0)."""
         sel = self.profile.deployment.selector
         numerator, denominator = RATIOS[ratio]
         counts = {}
@@ -157,8 +163,13 @@ class Recordings:
         else:
             below = counts[denominator]
         n = f"({below} > 0)"
-        rate = self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
-                         f"{counts[numerator]} / {n}")
+        return self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
+                         f"{counts[numerator]} / {n}"), n
+
+    def variant_rate(self, ratio: str, window: str) -> tuple[str, str, str]:
+        """A rate per application and experiment variant with its 95 % Wilson interval:
+        (rate, low, high). z = 1.96; n the denominator's count over the window."""
+        rate, n = self.variant_ratio(ratio, window)
         z2 = 3.8416  # 1.96²
         center = f"({rate} + {z2 / 2} / {n}) / (1 + {z2} / {n})"
         half = (f"1.96 / (1 + {z2} / {n}) * sqrt({rate} * (1 - {rate}) / {n} + {z2 / 4} / {n} "
@@ -566,6 +577,8 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
         rec.count("application", count, profile.windows.page_short)
     rec.interleaving(profile.windows.page_long)  # the experiments dashboard's verdict
     rec.variant_rate("clicked_searches_per_searches_with_results", profile.windows.page_long)
+    for ratio in ("clicks_per_searches_with_results", "debiased_clicks_per_searches_with_results"):
+        rec.variant_ratio(ratio, profile.windows.page_long)  # the experiments dashboard's IPS
     alerts: dict[str, list[Rule]] = {group: [] for group in GROUPS.values()}
     for row in profile.alerts:
         if row.name not in BUILDERS:

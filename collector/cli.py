@@ -39,7 +39,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from collector.replay import replay
 
     config = _settings(args, **{"strata.file": args.strata_file, "store.url": args.store,
-                                "judgments.file": args.judgments})
+                                "judgments.file": args.judgments,
+                                "clicks.examination_file": args.examination})
     for path in args.files:
         if path != "-" and not os.path.isfile(path):
             log.error("input %s: no such file", path)
@@ -133,7 +134,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "kafka.topics": ",".join(args.topic) if args.topic else None,
         "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
         "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout,
-        "store.url": args.store, "judgments.file": args.judgments, **_web(args)})
+        "store.url": args.store, "judgments.file": args.judgments,
+        "clicks.examination_file": args.examination, **_web(args)})
     run_collector(config)
     return EXIT_OK
 
@@ -143,7 +145,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from collector.sources.simulator import parse_duration
 
     config = _settings(args, **{"http.port": args.port, "store.url": args.store,
-                                "judgments.file": args.judgments, **_web(args)})
+                                "judgments.file": args.judgments,
+                                "clicks.examination_file": args.examination, **_web(args)})
     spec = _spec(args)
     spec.start = time.time()
     duration = parse_duration(args.duration) if args.duration else None
@@ -170,7 +173,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         store=config["store.url"], out=Path(args.out), since=args.since,
         judgments=args.judgments or [], topics=args.topics,
         topic_applications=args.topic_applications, runs=args.run or [],
-        seed=args.seed,
+        seed=args.seed, examination=args.examination,
         progress=args.progress if args.progress is not None else sys.stderr.isatty())
     try:
         summary = run_feedback(config, request)
@@ -375,6 +378,10 @@ def _live_judgments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judgments", metavar="FILE",
                         help="judgment set to score the rankings production shows: judged "
                              "NDCG@10, ERR@10, coverage@10 (judgments.file; reloaded on change)")
+    parser.add_argument("--examination", metavar="FILE",
+                        help="examination curves of `searchpulse clicks` (examination.json): "
+                             "published per position and used for the debiased clicks "
+                             "(clicks.examination_file; reloaded on change)")
 
 
 def _simulation(parser: argparse.ArgumentParser, sessions: int,
@@ -492,7 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "strata; drop queries holding personal data and queries already judged;\n"
                     "select per-stratum quotas of failing queries plus a calibration sample;\n"
                     "pool the documents to judge; write the files for the judges.",
-        epilog="Writes to --out: candidates.csv, strata.csv, report.html, quepid/APP.book.json,\n"
+        epilog="Writes to --out: candidates.csv, pool.csv, strata.csv, report.html,\n"
+               "quepid/APP.book.json,\n"
                "trec/pool.txt, trec/topics.tsv, trec/topic-applications.tsv,\n"
                "srw/APP.query-set.json (docs/judgments.md).\n"
                "Quotas, thresholds and depths: the feedback.* settings "
@@ -509,6 +517,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="append", metavar="FILE",
                    help="TREC run of a candidate ranker; its top documents join the pool; "
                         "repeatable")
+    p.add_argument("--examination", metavar="FILE",
+                   help="examination curves of `searchpulse clicks`: pool documents ranked by "
+                        "debiased relevance, position-biased ones flagged in pool.csv "
+                        "(default clicks.examination_file)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
     p.add_argument("--seed", type=int, default=1,
                    help="seed of the calibration sample (same seed, same output)")

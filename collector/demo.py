@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
 from collector.engine import Engine
+from collector.examination import ExaminationCollector
 from collector.http import MetricsServer
 from collector.judged_relevance import JudgmentsFile
 from collector.metrics import Exposition
@@ -88,6 +89,8 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     if writer is not None:
         registry.register(StoreHealthCollector(writer))
+    if engine.examination is not None:
+        registry.register(ExaminationCollector(engine.examination))
     server = MetricsServer.from_config(Exposition(engine.view, registry).render, config).start()
     view = LiveView(out)
     started = time.monotonic()

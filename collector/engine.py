@@ -29,6 +29,7 @@ from collector.events import (
     decode,
     event_time,
 )
+from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
@@ -56,9 +57,11 @@ class Engine:
         dead_letters: DeadLetterSink | None = None,
         query_stats: QueryStats | None = None,
         judgments: JudgmentsFile | None = None,
+        examination: ExaminationFile | None = None,
     ) -> None:
-        """``judgments``: the judgment set to score live rankings against, shared by the
-        engines of one process; default: ``judgments.file``, when set."""
+        """``judgments``: the judgment set to score live rankings against, ``examination``: the
+        click model's curves, each shared by the engines of one process; default: the file of
+        ``judgments.file`` / ``clicks.examination_file``, when set."""
         self.config = config
         self.dead_letters = dead_letters or DiscardWithCount()
         self.stats = acc.PipelineStats()
@@ -81,6 +84,9 @@ class Engine:
         self.judgments = judgments
         if judgments is not None:
             self.sessions.judged = judgments.current()
+        self.examination = examination or ExaminationFile.from_config(config)
+        if self.examination is not None:
+            self.sessions.click_weights = self.examination.current().weights
         self.release = QueryRelease.from_config(config)
         self.clock = StreamClock(config["ordering.lateness_s"],
                                  config["ordering.clock_tolerance_s"],
@@ -347,6 +353,8 @@ class Engine:
         records = self.stats.records
         if self.judgments is not None:
             sessions.judged = self.judgments.current()  # a reloaded set from the next bucket
+        if self.examination is not None:
+            sessions.click_weights = self.examination.current().weights
         while order and order[0] < limit:
             number = heappop(order)
             if number > sessions.next_deadline * TICKS:  # deadlines before this bucket

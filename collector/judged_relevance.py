@@ -14,22 +14,17 @@ wins for that application. The set is loaded once and shared by every engine of 
 
 from __future__ import annotations
 
-import logging
-import os
-import time
 from collections.abc import Iterable
 from math import log2
 from pathlib import Path
 
-from collector.config import ConfigError
+from collector.watched_file import WatchedFile
 
 DEPTH = 10
 DISCOUNT = tuple(1.0 / log2(rank + 2) for rank in range(DEPTH))
 RECIPROCAL = tuple(1.0 / (rank + 1) for rank in range(DEPTH))
 GAIN = tuple((1 << grade) - 1 for grade in range(31))
-RELOAD_CHECK_S = 10.0
 MEMO = 8  # distinct rankings remembered per judged query
-log = logging.getLogger(__name__)
 
 
 class JudgedQuery:
@@ -123,38 +118,9 @@ def load(path: str | Path, max_grade: int) -> JudgedRankings:
                                                               "grade")), strict=True), max_grade)
 
 
-class JudgmentsFile:
-    """``judgments.file``, reloaded when it changes (checked at most every 10 s of wall time):
-    a new judgment set takes effect without a restart; a broken file keeps the last good set."""
+class JudgmentsFile(WatchedFile[JudgedRankings]):
+    """``judgments.file``, reloaded when it changes: a new judgment set takes effect without a
+    restart; a broken file keeps the last good set."""
 
     def __init__(self, path: str, max_grade: int) -> None:
-        self.path = path
-        self.max_grade = max_grade
-        self._stamp = self._stat()
-        try:
-            self.rankings = load(path, max_grade)
-        except (OSError, ValueError) as error:  # a broken file at start is a setting's error
-            raise ConfigError(f"judgments.file: {error}") from None
-        self._checked = time.monotonic()
-
-    def _stat(self) -> tuple[float, int] | None:
-        try:
-            status = os.stat(self.path)
-        except OSError:
-            return None
-        return status.st_mtime, status.st_size
-
-    def current(self) -> JudgedRankings:
-        now = time.monotonic()
-        if now - self._checked >= RELOAD_CHECK_S:
-            self._checked = now
-            stamp = self._stat()
-            if stamp is not None and stamp != self._stamp:
-                self._stamp = stamp
-                try:
-                    self.rankings = load(self.path, self.max_grade)
-                    log.info("judgments %s reloaded: %d judged queries", self.path,
-                             len(self.rankings))
-                except (OSError, ValueError) as error:
-                    log.error("judgments %s: %s; keeping the previous set", self.path, error)
-        return self.rankings
+        super().__init__(path, "judgments.file", lambda p: load(p, max_grade))

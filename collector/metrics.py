@@ -78,6 +78,11 @@ QUALITY_JUDGED = (
      "Share of the shown top 10 that has a grade, over searches of judged queries."),
 )
 
+# Clicks weighted by the inverse of their position's examination (collector/examination.py):
+# written only for series with such a click (nothing without an identified curve).
+DEBIASED_HELP = ("Clicks at a known position, each weighted min(1/examination of its position, "
+                 "clicks.max_weight): inverse-propensity weighted.")
+
 INTERLEAVING_HELP = {
     "wins": "Team-draft interleaved searches whose clicks favoured this team (configuration).",
     "interleaving_ties": "Team-draft interleaved searches whose teams got equal clicks.",
@@ -173,6 +178,11 @@ def quality_text(series: list[QualitySeries]) -> bytes:
             if s.judged_searches:
                 add(f"{name}_count{{{labels}}} {floatToGoString(s.judged_searches)}\n")
                 add(f"{name}_sum{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
+    _header(add, "searchpulse_debiased_clicks_total", DEBIASED_HELP, "counter")
+    for s, labels in zip(series, base, strict=True):
+        if s.debiased_clicks:
+            add(f"searchpulse_debiased_clicks_total{{{labels}}} "
+                f"{floatToGoString(s.debiased_clicks)}\n")
     interleaved = [(s, labels) for s, labels in zip(series, base, strict=True)
                    if s.interleaving_wins is not None]
     _header(add, "searchpulse_interleaving_wins_total", INTERLEAVING_HELP["wins"], "counter")

@@ -56,7 +56,8 @@ class QualitySeries:
         "application", "stratum", "variant", "searches", "zero_result", "unknown_result_count",
         "clicked", "clicks", "converted", "conversions", "reformulated", "abandoned",
         "zero_result_exits", "reciprocal_rank_sum", "judged_searches", "judged_ndcg_sum",
-        "judged_err_sum", "judged_coverage_sum", "interleaving_wins", "interleaving_ties",
+        "judged_err_sum", "judged_coverage_sum", "debiased_clicks", "interleaving_wins",
+        "interleaving_ties",
         "interleaving_unattributed", "time_to_first_click", "first_click_position", "latency",
     )
 
@@ -80,6 +81,8 @@ class QualitySeries:
         self.judged_ndcg_sum = 0.0
         self.judged_err_sum = 0.0
         self.judged_coverage_sum = 0.0
+        # clicks weighted by 1/examination of their position (collector/examination.py)
+        self.debiased_clicks = 0.0
         # team-draft interleaving (collector/interleaving.py): wins per team, ties, unattributed
         # clicks; None until an interleaved search of this series is credited
         self.interleaving_wins: dict[str, int] | None = None
@@ -93,7 +96,7 @@ class QualitySeries:
 _COUNTS = ("searches", "zero_result", "unknown_result_count", "clicked", "clicks", "converted",
            "conversions", "abandoned", "zero_result_exits", "reciprocal_rank_sum",
            "judged_searches", "judged_ndcg_sum", "judged_err_sum", "judged_coverage_sum",
-           "interleaving_ties", "interleaving_unattributed")
+           "debiased_clicks", "interleaving_ties", "interleaving_unattributed")
 _HISTOGRAMS = ("time_to_first_click", "first_click_position", "latency")
 
 
@@ -150,7 +153,7 @@ def reset_series(s: QualitySeries) -> None:
     for name in _COUNTS:
         setattr(s, name, 0)
     for name in ("reciprocal_rank_sum", "judged_ndcg_sum", "judged_err_sum",
-                 "judged_coverage_sum"):
+                 "judged_coverage_sum", "debiased_clicks"):
         setattr(s, name, 0.0)
     for kind in s.reformulated:
         s.reformulated[kind] = 0

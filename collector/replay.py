@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 
+from prometheus_client import CollectorRegistry
 from tqdm import tqdm
 
 from collector.config import Config
 from collector.deadletter import DeadLetterFile
 from collector.engine import Engine
+from collector.examination import ExaminationCollector
 from collector.metrics import Exposition
 from collector.query_store import StoreError
 from collector.redaction import redact
@@ -109,7 +111,10 @@ def _process(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter
 
 def exposition(engine: Engine) -> bytes:
     """The engine's metrics in the Prometheus text format, as a scrape would see them."""
-    return Exposition(engine.view).render()
+    registry = CollectorRegistry()
+    if engine.examination is not None:
+        registry.register(ExaminationCollector(engine.examination))
+    return Exposition(engine.view, registry).render()
 
 
 def _counting_bytes(batches: Iterable[list[bytes]], bar: tqdm) -> Iterator[list[bytes]]:

@@ -112,6 +112,8 @@ class Sessionizer:
         self.zero_result_queries = zero_result_queries or TopZeroResultQueries()
         self.query_stats = query_stats  # per-query aggregates, when a store is configured
         self.judged: JudgedRankings | None = None  # the judgment set, when one is loaded
+        # application → IPS weight per position (collector/examination.py), when loaded
+        self.click_weights: dict[str, tuple[float, ...]] | None = None
         self.sessions: dict[str, Search] = {}  # session key → its newest tracked search
         self.searches: dict[str, Search | PageAlias] = {}
         self.outcome_due: deque[Search] = deque()
@@ -303,6 +305,10 @@ class Sessionizer:
         position = rank + offset if rank > 0 and (offset or target is search) else 0
         if position == 0:
             self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
+        elif self.click_weights is not None:
+            weights = self.click_weights.get(series.application)
+            if weights is not None and position <= len(weights):
+                series.debiased_clicks += weights[position - 1]
         if not flags & CLICKED:
             search.flags = flags | CLICKED
             series.clicked += 1

@@ -70,4 +70,19 @@ def build():
         "for non-inferiority (SearchExperimentGuardrailWorse: a variant's low end above the "
         "control's rate plus the margin).", "percentunit",
         q.variant_interval("zero_result_searches_per_searches", ticket), (8, 12, 12, 48)))
+    experiments = experiments.with_panel(series_panel(
+        14, "Clicks per search by variant: raw and position-debiased", "Clicks per search with "
+        f"results over the last {q.INTERLEAVING_WINDOW}, raw and inverse-propensity weighted "
+        "(each click × min(1/examination of its position, clicks.max_weight)): raw clicks "
+        "reward whatever a variant puts first; the debiased ones do not. Needs collect "
+        "--examination.", "none",
+        [(q.variant_ratio("debiased_clicks_per_searches_with_results", q.INTERLEAVING_WINDOW),
+          "debiased {{variant}} ({{application}})"),
+         (q.variant_ratio("clicks_per_searches_with_results", q.INTERLEAVING_WINDOW),
+          "raw {{variant}} ({{application}})")], (8, 12, 0, 56)))
+    experiments = experiments.with_panel(series_panel(
+        15, "Examination by position", "How often a result at each position is looked at, "
+        "relative to the first (the position-based click model of `searchpulse clicks`, "
+        "identified curves only).", "percentunit",
+        [(q.EXAMINATION, "position {{position}} ({{application}})")], (8, 12, 12, 56)))
     return experiments

@@ -70,6 +70,15 @@ def variant_interval(ratio: str, window: str) -> list[tuple[str, str]]:
                                  ("wilson_high_", "95 % high"))]
 
 
+def variant_ratio(ratio: str, window: str) -> str:
+    """A recorded per-variant ratio (alerts' recording rules) of the selected applications."""
+    return (f"application_variant:searchpulse_{ratio}:ratio_increase{window}"
+            '{application=~"$application"}')
+
+
+EXAMINATION = (f"max by (application, position) (searchpulse_examination_probability"
+               f'{{{APP},identified="true"}})')
+
 RATES = {"Zero-result rate": ZERO_RESULT, "CTR": CTR, "Reformulation rate": REFORMULATION,
          "Abandonment rate": ABANDONMENT, "Conversion rate": CONVERSION}
 

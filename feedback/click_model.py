@@ -116,25 +116,54 @@ def moving_pairs(cells: Cells) -> np.ndarray:
     return np.bincount(cells.group, positions >= 2, cells.groups).astype(int)
 
 
-def relevance(impressions: dict[int, int], clicks: dict[int, int], theta: np.ndarray,
-              iterations: int = 50) -> float | None:
-    """One document's γ under a known curve ``theta`` (θ_1 = 1), from its impressions and
-    clicks per 1-based position within the curve; None when never shown there. With θ fixed
-    the EM update for γ alone converges to the γ ``fit`` would give it (same prior)."""
+def position_key(key: str) -> tuple[int, str] | None:
+    """The store's ``"position:document"`` → (position, document); None when malformed."""
+    position, _, document = key.partition(":")
+    return (int(position), document) if position.isdigit() and document else None
+
+
+def relevance_by_document(shown_at: dict[str, int], clicked_at: dict[str, int],
+                          theta: np.ndarray) -> dict[str, tuple[float, int, int, int]]:
+    """Per document of one query: (γ under ``theta``, impressions, clicks, clicks at 1)."""
+    impressions: dict[str, dict[int, int]] = {}
+    clicks: dict[str, dict[int, int]] = {}
+    for counts, into in ((shown_at, impressions), (clicked_at, clicks)):
+        for key, count in counts.items():
+            parsed = position_key(key)
+            if parsed is not None:
+                into.setdefault(parsed[1], {})[parsed[0]] = count
+    found = {}
+    for document, shown in impressions.items():
+        clicked = clicks.get(document, {})
+        gamma = relevance(shown, clicked, theta)
+        if gamma is not None:
+            found[document] = (gamma, sum(shown.values()), sum(clicked.values()),
+                               clicked.get(1, 0))
+    return found
+
+
+def relevance(impressions: dict[int, int], clicks: dict[int, int], theta: np.ndarray
+              ) -> float | None:
+    """One document's γ under a known curve ``theta`` (θ_1 = 1; NaN where unknown), from its
+    impressions and clicks per 1-based position within the curve; None when never shown
+    there. The γ ``fit`` would give it with θ fixed (same prior): the root of the log
+    posterior's derivative, which is decreasing in γ (both are concave), found by bisection."""
     shown = [(k, n, min(clicks.get(k, 0), n)) for k, n in impressions.items()
-             if 1 <= k <= len(theta) and n > 0]
+             if 1 <= k <= len(theta) and n > 0 and theta[k - 1] > 0]
     if not shown:
         return None
-    top = max(float(theta.max()), _FLOOR)
-    t = np.clip(np.array([theta[k - 1] for k, _, _ in shown]) / top, _FLOOR, 1 - _FLOOR)
+    t = np.array([theta[k - 1] for k, _, _ in shown])
     n = np.array([n for _, n, _ in shown], float)
     c = np.array([c for _, _, c in shown], float)
-    gamma = min(max(c.sum() / (n * t).sum(), _FLOOR), 1 - _FLOOR)
-    for _ in range(iterations):
-        attractive = (c + (n - c) * gamma * (1 - t) / (1 - t * gamma)).sum()
-        gamma = float(np.clip((attractive + PRIOR * PRIOR_MEAN) / (n.sum() + PRIOR),
-                              _FLOOR, 1 - _FLOOR))
-    return gamma / top  # fitted against θ / max θ: back to the curve's scale
+    clicked, skipped = c.sum(), n - c
+    ahead, behind = PRIOR * PRIOR_MEAN, PRIOR * (1 - PRIOR_MEAN)  # Beta(1 + a, 1 + b)
+    low, high = _FLOOR, min(1.0, 1.0 / t.max()) - _FLOOR
+    for _ in range(60):  # 2^-60 of the interval
+        gamma = (low + high) / 2
+        slope = ((clicked + ahead) / gamma - (skipped * t / (1 - t * gamma)).sum()
+                 - behind / (1 - gamma))
+        low, high = (gamma, high) if slope > 0 else (low, gamma)
+    return (low + high) / 2
 
 
 def ips_weights(theta: np.ndarray, max_weight: float) -> np.ndarray:

@@ -58,12 +58,6 @@ class _Pairs:
     queries: dict[tuple[str, str], tuple[int, int]]  # → (client marks, searches)
 
 
-def _parse(key: str) -> tuple[int, str] | None:
-    """``"position:document"`` → (position, document); None for a malformed key."""
-    position, _, document = key.partition(":")
-    return (int(position), document) if position.isdigit() and document else None
-
-
 def read_pairs(positions: Any, depth: int) -> _Pairs:
     """Cells of every (application, query, document, position ≤ depth) the store holds."""
     index: dict[tuple[str, str, str], int] = {}
@@ -75,7 +69,7 @@ def read_pairs(positions: Any, depth: int) -> _Pairs:
         queries[(row.application, row.query)] = (row.client_marks, row.searches)
         app = applications.setdefault(row.application, len(applications))
         for key, impressions in row.shown_at.items():
-            parsed = _parse(key)
+            parsed = click_model.position_key(key)
             if parsed is None or not 1 <= parsed[0] <= depth:
                 continue
             k, document = parsed

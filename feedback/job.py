@@ -17,6 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from collector.config import Config
+from collector.examination import parse
 from collector.personal_data import PersonalData
 from collector.query_store import open_store
 from collector.redaction import redact
@@ -61,6 +62,19 @@ class FeedbackRequest:
     seed: int = 1
     progress: bool = False
     until: date | None = None  # the period's end; default: the newest day in the store
+    examination: str | None = None  # examination.json of `searchpulse clicks`
+
+
+def _curves(config: Config, path: str) -> dict[str, np.ndarray]:
+    """The identified examination curves of ``path`` (none without a path)."""
+    if not path:
+        return {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        return parse(text, config["clicks.max_weight"], config["labels.application_cap"],
+                     config["clicks.depth"]).identified()
+    except (OSError, ValueError) as error:
+        raise FeedbackError(f"examination {path}: {error}") from None
 
 
 def since_day(since: str, until: date) -> str:
@@ -104,6 +118,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         topics=topics, topic_applications=(read_topic_applications(request.topic_applications)
                                            if request.topic_applications else {})),
         config["judgments.max_grade"])
+    curves = _curves(config, request.examination or config["clicks.examination_file"])
     judgment_set = judgments.judgment_set()
     judged = judgment_set.judged_queries()
     detectors = PersonalData.from_config(config)
@@ -159,7 +174,8 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         steps.set_postfix_str("pooling")
         pooled, items = pool_all(
             list(chosen[["topic", "query", "application"]].itertuples(index=False)),
-            lambda application, query: store.items(application, query, since), runs, depth)
+            lambda application, query: store.items(application, query, since), runs, depth,
+            curves=curves, min_impressions=config["clicks.min_impressions"])
         pooled, unsafe = outputs.safe_pool(pooled)
         chosen["sample_reformulations"] = [
             " | ".join([r for r in items[(a, q)]["reformulations"]
@@ -193,6 +209,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     handoff.write_trec_topics(directories["trec"], chosen[["topic", "query", "application"]]
                               .itertuples(index=False))
     handoff.write_pool(directories["trec"], pooled)
+    outputs.write_pool_signals(out / "pool.csv", pooled)
     handoff.write_query_sets(directories["srw"], chosen, title)
     summary = {
         "period": f"{since} to {until.isoformat()}",
@@ -214,6 +231,9 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "judged_candidates": {str(k): int(v) for k, v in
                               mined["reason"].value_counts().sort_index().items()},
         "pooled_documents": len(pooled),
+        "examination_curves": sorted(curves),
+        "pooled_by_implicit_relevance": sum("implicit" in p.sources.split("+") for p in pooled),
+        "position_biased_documents": sum(p.position_bias for p in pooled),
         "topics_without_documents": sorted(set(chosen["topic"]) - set(pooled_per_topic)),
         "shortfall": selection.shortfall,
         "strata_csv_rows": strata_rows,

@@ -48,6 +48,21 @@ def trec_token(document: str) -> str:
     return quote(document, safe="".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%"))
 
 
+POOL_COLUMNS = ("topic", "application", "query", "document", "sources", "implicit_relevance",
+                "position_bias")
+
+
+def write_pool_signals(path: Path, pooled: list[PooledDocument]) -> None:
+    """``pool.csv``: every pooled document with why it was pooled and, with an examination
+    curve, its debiased relevance and whether it is clicked only because it sits first. For
+    the relevance team, not for the judges (a judge shown click signals is anchored by them)."""
+    table = pd.DataFrame([[getattr(p, c) for c in POOL_COLUMNS] for p in pooled],
+                         columns=list(POOL_COLUMNS))
+    for column in ("application", "query", "document"):
+        table[column] = table[column].map(neutralized)
+    table.to_csv(path, index=False, float_format="%.3f", na_rep="")
+
+
 def write_candidates(path: Path, chosen: pd.DataFrame) -> None:
     table = chosen.rename(columns={"ctr_rate": "ctr"})[list(CANDIDATE_COLUMNS)].copy()
     for column in table.select_dtypes(exclude="number").columns:

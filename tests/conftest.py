@@ -6,6 +6,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,6 +51,16 @@ class UBI:
 
     def click(self, qid: str, at: float, position: int = 1, **kw: Any) -> bytes:
         return self.event(qid, "click", at, position, **kw)
+
+
+def examination_file(directory: Path, curves: dict[str, list[float | None]],
+                     identified: bool = True) -> Path:
+    """An examination.json as `searchpulse clicks` writes it, with these curves."""
+    path = directory / "examination.json"
+    path.write_text(json.dumps({"model": "position-based", "applications": {
+        application: {"examination": curve, "impressions": 1000, "identified": identified}
+        for application, curve in curves.items()}}))
+    return path
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from collector import judged_relevance
+from collector import watched_file
+from collector.config import ConfigError
 from collector.judged_relevance import JudgedQuery, JudgedRankings, JudgmentsFile
 
 HEADER = "application,query,doc_id,rater,grade\n"
@@ -60,7 +61,7 @@ def test_only_first_pages_with_hit_ids_of_judged_queries_are_scored(ubi, engine,
 
 
 def test_the_judgment_set_is_reloaded_on_change(tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(judged_relevance, "RELOAD_CHECK_S", 0.0)
+    monkeypatch.setattr(watched_file, "RELOAD_CHECK_S", 0.0)
     path = tmp_path / "judgments.csv"
     path.write_text(HEADER + ",tent,d1,ann,3\n")
     watched = JudgmentsFile(str(path), 3)
@@ -72,7 +73,7 @@ def test_the_judgment_set_is_reloaded_on_change(tmp_path, monkeypatch, caplog):
     path.write_text('{"query_doc_pairs": [')  # broken: the last good set stays
     os.utime(path, (1, 2_000_000_100))
     assert watched.current().lookup("", "lamp") is not None
-    assert "keeping the previous set" in caplog.text
+    assert "keeping the previous version" in caplog.text
     path.unlink()  # gone: the last good set stays, quietly
     assert watched.current().lookup("", "tent").grades == {"d1": 1}
 
@@ -86,5 +87,5 @@ def test_an_unusable_judgments_file_at_start_names_the_setting(tmp_path, capsys)
         EXIT_USAGE
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    with pytest.raises(judged_relevance.ConfigError, match=r"^judgments.file: .*broken.json"):
+    with pytest.raises(ConfigError, match=r"^judgments.file: .*broken.json"):
         JudgmentsFile(str(broken), 3)

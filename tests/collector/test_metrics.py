@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collector.http import MetricsServer
 from collector.replay import exposition
+from tests.conftest import examination_file as _examination
 
 
 class Scrape:
@@ -128,6 +129,7 @@ def quality_families_by_prometheus_client(series) -> bytes:
     )
 
     from collector.metrics import (
+        DEBIASED_HELP,
         INTERLEAVING_HELP,
         QUALITY_COUNTERS,
         QUALITY_HISTOGRAMS,
@@ -169,6 +171,12 @@ def quality_families_by_prometheus_client(series) -> bytes:
                         family.add_metric((s.application, s.stratum, s.variant),
                                           s.judged_searches, getattr(s, attribute))
                 yield family
+            family = CounterMetricFamily("searchpulse_debiased_clicks", DEBIASED_HELP,
+                                         labels=labels)
+            for s in series:
+                if s.debiased_clicks:
+                    family.add_metric((s.application, s.stratum, s.variant), s.debiased_clicks)
+            yield family
             interleaved = [s for s in series if s.interleaving_wins is not None]
             family = CounterMetricFamily("searchpulse_interleaving_wins",
                                          INTERLEAVING_HELP["wins"], labels=(*labels, "team"))
@@ -206,8 +214,10 @@ def test_quality_text_is_byte_for_byte_what_prometheus_client_writes(ubi, engine
                 ubi.click("i1", 1301, obj="d1", client="i1",
                           event_attributes={"object": {"object_id": "d1",
                                                        "search_config": 'team"B'}})],
-               **{"judgments.file": str(judgments)})
+               **{"judgments.file": str(judgments),
+                  "clicks.examination_file": str(_examination(tmp_path, {"web": [1, 0.3]}))})
     series = e.view().series
+    assert sum(s.debiased_clicks for s in series) == pytest.approx(1 / 0.3)
     assert sum(s.judged_searches for s in series) == 3  # shoes (any application), 2 × lamp
     assert sum(s.interleaving_wins is not None for s in series) == 1
     assert quality_text(series) == quality_families_by_prometheus_client(series)

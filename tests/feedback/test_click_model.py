@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+from itertools import groupby
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,9 @@ from collector.query_store import open_store
 from collector.replay import replay
 from feedback import click_model
 from feedback.clicks_job import EXAMINATION_FILE, ClicksError, ClicksRequest, run_clicks
+from feedback.job import FeedbackError, FeedbackRequest, run_feedback
 from feedback.judgments import Sources, read_judgments
+from feedback.pooling import pool
 
 DEPTH = 10
 TRUE_CURVE = 1.0 / np.arange(1, DEPTH + 1) ** 0.7  # θ_1 = 1 already
@@ -185,3 +188,60 @@ def test_an_empty_store_and_a_broken_warm_start_are_refused_by_name(fitted, tmp_
     store = f"sqlite:///{fitted[0].parent / 'aggregates.db'}"
     with pytest.raises(ClicksError, match=f"warm start {broken}: not an examination file"):
         run_clicks(config, ClicksRequest(store=store, out=tmp_path, warm_start=broken))
+
+
+def _map_gamma(n: int, c: int, theta: float) -> float:
+    low, high = 1e-9, min(1.0, 1 / theta) - 1e-9
+    for _ in range(100):
+        gamma = (low + high) / 2
+        excess = (gamma * (n + click_model.PRIOR) - c - click_model.PRIOR * click_model.PRIOR_MEAN
+                  - (n - c) * gamma * (1 - theta) / (1 - theta * gamma))
+        low, high = (low, gamma) if excess > 0 else (gamma, high)
+    return gamma
+
+
+def test_pooling_ranks_by_debiased_relevance_and_flags_position_bias():
+    """A at position 1 clicked 40 of 100 times (γ 0.4), B at 2 25 of 100 (γ 0.25/0.5 = 0.5),
+    C at 3 20 of 100 (γ 0.2/0.25 = 0.8): raw clicks rank A, B, C; debiased C, B, A. A took all
+    its clicks at position 1 and is below the median γ: clicked because it sits first."""
+    items = {"shown": {"A": 100, "B": 100, "C": 100},
+             "clicked_documents": {"A": 40, "B": 25, "C": 20},
+             "shown_at": {"1:A": 100, "2:B": 100, "3:C": 100},
+             "clicked_at": {"1:A": 40, "2:B": 25, "3:C": 20}}
+    pooled = pool("t1", "lamp", "web", items, {}, 10, np.array([1.0, 0.5, 0.25]))
+    assert [p.document for p in pooled] == ["C", "B", "A"]
+    # 0.8, 0.5, 0.4 by likelihood alone; γ's prior (0.1 pseudo-impressions at 0.5) moves each
+    # to the root of γ(n + 0.1) = c + (n − c)·γ(1 − θ)/(1 − θγ) + 0.05, found by bisection
+    expected = [round(_map_gamma(n=100, c=c, theta=t), 3) for c, t in ((20, 0.25), (25, 0.5),
+                                                                       (40, 1.0))]
+    assert expected == [0.795, 0.5, 0.4]
+    assert [p.implicit_relevance for p in pooled] == expected
+    assert [p.position_bias for p in pooled] == [False, False, True]
+    assert pooled[0].sources == "shown+clicked+implicit"
+    without = pool("t1", "lamp", "web", items, {}, 10)  # no curve: raw order, no signals
+    assert [p.document for p in without] == ["A", "B", "C"]
+    assert {p.implicit_relevance for p in without} == {None}
+    # fewer impressions than clicks.min_impressions: no estimate
+    assert {p.implicit_relevance for p in pool("t1", "lamp", "web", items, {}, 10,
+                                                np.array([1.0, 0.5, 0.25]), 101)} == {None}
+
+
+def test_the_feedback_job_pools_with_the_curve(fitted, tmp_path):
+    out, _, _ = fitted
+    store = f"sqlite:///{out.parent / 'aggregates.db'}"
+    request = FeedbackRequest(store=store, out=tmp_path / "feedback",
+                              examination=str(out / EXAMINATION_FILE))
+    summary = run_feedback(load_config(environ={}, overrides={}), request)
+    assert summary["examination_curves"] == ["web"]
+    pooled = list(csv.DictReader((tmp_path / "feedback/pool.csv").open()))
+    assert pooled and summary["pooled_by_implicit_relevance"] > 0
+    assert summary["position_biased_documents"] == sum(r["position_bias"] == "True"
+                                                       for r in pooled)
+    for _, rows in groupby(pooled, key=lambda r: r["topic"]):
+        relevance = [float(r["implicit_relevance"]) for r in rows if r["implicit_relevance"]]
+        assert relevance == sorted(relevance, reverse=True)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(FeedbackError, match=f"examination {broken}: "):
+        run_feedback(load_config(environ={}, overrides={}),
+                     FeedbackRequest(store=store, out=tmp_path / "f2", examination=str(broken)))

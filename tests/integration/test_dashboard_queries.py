@@ -18,6 +18,7 @@ from alerts.build import GENERATED as ALERTS
 from dashboards.build import GENERATED
 from testbed.monitoring import Prometheus
 from testbed.process import Service, free_port, terminate
+from tests.conftest import examination_file
 
 pytestmark = pytest.mark.integration
 # Each variable's "All" value, as Grafana sends it.
@@ -52,6 +53,10 @@ def prometheus(kafka, tmp_path_factory):
     subprocess.run([*cli, "simulate", "--sessions", "1", "--out", str(workdir / "none.jsonl"),
                     "--truth", str(workdir / "none.json"), "--judgments-out", str(judgments)],
                    check=True, cwd=workdir)
+    # the simulator's clicks fall on position r with weight 1/r: that curve, for the
+    # examination and debiased-click panels
+    examination = examination_file(workdir, dict.fromkeys(
+        ("web", "mobile", "legacy", "opensearch"), [1 / r for r in range(1, 11)]))
     port = free_port()
     with open(workdir / "simulator.log", "wb") as log:  # live traffic, 30× real time
         simulator = subprocess.Popen([*cli, "simulate", "--kafka", bootstrap, "--topic", topic,
@@ -63,7 +68,7 @@ def prometheus(kafka, tmp_path_factory):
         *cli, "collect", "--bootstrap-servers", bootstrap, "--topic", topic, "--group-id", topic,
         "--instance-id", topic, "--metrics-port", str(port),
         "--store", f"sqlite:///{workdir / 'aggregates.db'}", "--set", "store.flush_interval_s=2",
-        "--judgments", str(judgments)],
+        "--judgments", str(judgments), "--examination", str(examination)],
         workdir,
         f"http://127.0.0.1:{port}/healthz").start()
     server = Prometheus(workdir, [f"127.0.0.1:{port}"],

@@ -36,6 +36,7 @@ from kafka.structs import OffsetAndMetadata
 from collector import accounting as acc
 from collector.config import Config
 from collector.engine import Engine
+from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
 from collector.sources.kafka.checkpoints import Checkpoints
 from collector.sources.kafka.connection import client_options, ensure_topics
@@ -67,6 +68,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         # one judgment set for every partition's engine (loaded once, reloaded on change)
         self.judgments = (JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
                           if config["judgments.file"] else None)
+        self.examination = ExaminationFile.from_config(config)
         options = client_options(config)
         self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
                                       client_id=f"searchpulse-{self.instance}")
@@ -241,7 +243,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             start = self.consumer.beginning_offsets([tp])[tp]
         self.consumer.seek(tp, start)
         engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None,
-                        judgments=self.judgments)
+                        judgments=self.judgments, examination=self.examination)
         sink = DeadLetterTopic(self.producer, self.config["kafka.dead_letter_topic"],
                                f"{tp.topic}:{tp.partition}")
         engine.dead_letters = sink

@@ -10,6 +10,7 @@ from kafka.errors import KafkaError
 from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
+from collector.examination import ExaminationCollector
 from collector.http import MetricsServer
 from collector.metrics import Exposition
 from collector.sources.kafka.consumer import KafkaCollector
@@ -61,6 +62,8 @@ def run_collector(config: Config) -> None:
     registry.register(KafkaHealthCollector(holder.source))
     if holder.source.writer is not None:
         registry.register(StoreHealthCollector(holder.source.writer))
+    if holder.source.examination is not None:
+        registry.register(ExaminationCollector(holder.source.examination))
     holder.source.stop_event = stop
     try:
         holder.source.run()
