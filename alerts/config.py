@@ -71,6 +71,8 @@ class Thresholds:
     # variant's by this much (absolute), with the sample-ratio minimum of searches in the variant.
     control_variant: str = "control"
     guardrail_zero_result_margin: float = 0.01
+    # The same for the share of searches slower than the latency guardrail.
+    guardrail_slow_search_margin: float = 0.01
     # Minimum traffic: fewer searches than this in the long window never page or ticket.
     min_searches_long_window: int = 200
     min_known_item_searches_long_window: int = 50
@@ -146,6 +148,7 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchJudgedRelevanceDrop", "warning", "ticket", "ticket_for"),
     AlertRow("SearchExperimentSampleRatioMismatch", "warning", "ticket", "ticket_for"),
     AlertRow("SearchExperimentGuardrailWorse", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchExperimentLatencyGuardrailWorse", "warning", "ticket", "ticket_for"),
     AlertRow("SearchJudgmentSetStale", "warning", "ticket", "ticket_for"),
     AlertRow("SearchLatencyP99High", "warning", "page", "page_for",
              windows_because="a latency guardrail breach is user-visible at once: the ticket "

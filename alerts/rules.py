@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client.utils import floatToGoString
+
 from alerts.config import (
     EXPERIMENTS_DASHBOARD,
     HEALTH_DASHBOARD,
@@ -38,6 +40,9 @@ COUNTERS = {
     # clicks, and clicks weighted by 1/examination of their position (collector/examination.py)
     "clicks": "searchpulse_clicks_total",
     "debiased_clicks": "searchpulse_debiased_clicks_total",
+    # searches that reported a latency, and those within the guardrail (its bucket)
+    "timed_searches": "searchpulse_search_latency_seconds_count",
+    "fast_searches": "searchpulse_search_latency_seconds_bucket",
 }
 # the overview's headline row reads these
 HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
@@ -55,6 +60,8 @@ RATIOS = {
     # clicks per search, raw and inverse-propensity weighted (not proportions: no interval)
     "clicks_per_searches_with_results": ("clicks", "searches_with_results"),
     "debiased_clicks_per_searches_with_results": ("debiased_clicks", "searches_with_results"),
+    # share of searches slower than the latency guardrail (metrics.latency_guardrail_s)
+    "slow_searches_per_timed_searches": ("slow_searches", "timed_searches"),
 }
 LEVELS = {"application": "application", "application_stratum": "application, stratum",
           "application_variant": "application, variant",
@@ -67,7 +74,7 @@ CHI2_CRITICAL = {1: 10.828, 2: 13.816, 3: 16.266, 4: 18.467}
 PANELS = {
     "zero_result_rate": 2, "known_item_zero_result_rate": 3, "ctr": 4, "reformulation_rate": 5,
     "abandonment_rate": 6, "latency": 7, "traffic": 8, "judged_ndcg": 23, "judged_coverage": 24,
-    "experiment_traffic": 1, "experiment_zero_result": 2,
+    "experiment_traffic": 1, "experiment_zero_result": 2, "experiment_slow_searches": 16,
     "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
 }
 
@@ -143,28 +150,29 @@ class Recordings:
             f" + 0.5) ^ 2, 0) / {by} {contests})")
         return preference, interval
 
+    def variant_count(self, count: str, window: str) -> str:
+        """A count per application and experiment variant (every variant but none and
+        other): its increase over the window."""
+        name = f"application_variant:searchpulse_{count}:increase{window}"
+        derived = {"searches_with_results": ("searches", "zero_result_searches"),
+                   "slow_searches": ("timed_searches", "fast_searches")}
+        if count in derived:
+            whole, part = (self.variant_count(c, window) for c in derived[count])
+            return self._add(name, f"{whole} - {part}")
+        within = (f',le="{floatToGoString(self.profile.latency_guardrail_s)}"'
+                  if count == "fast_searches" else "")
+        return self._add(name, f"sum by (application, variant) (increase({COUNTERS[count]}"
+                               f'{{{self.profile.deployment.selector},variant!~"none|other"'
+                               f"{within}}}[{window}]))")
+
     def variant_ratio(self, ratio: str, window: str) -> tuple[str, str]:
         """A ratio per application and experiment variant over the window, and its
         denominator's count (increase over the window, > 0)."""
-        sel = self.profile.deployment.selector
         numerator, denominator = RATIOS[ratio]
-        counts = {}
-        for count in (numerator, "searches", "zero_result_searches"):
-            if count == "searches_with_results" or count in counts:
-                continue
-            counts[count] = self._add(
-                f"application_variant:searchpulse_{count}:increase{window}",
-                f"sum by (application, variant) (increase({COUNTERS[count]}"
-                f'{{{sel},variant!~"none|other"}}[{window}]))')
-        if denominator == "searches_with_results":
-            below = self._add(
-                f"application_variant:searchpulse_searches_with_results:increase{window}",
-                f"{counts['searches']} - {counts['zero_result_searches']}")
-        else:
-            below = counts[denominator]
-        n = f"({below} > 0)"
+        above = self.variant_count(numerator, window)
+        n = f"({self.variant_count(denominator, window)} > 0)"
         return self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
-                         f"{counts[numerator]} / {n}"), n
+                         f"{above} / {n}"), n
 
     def variant_rate(self, ratio: str, window: str) -> tuple[str, str, str]:
         """A rate per application and experiment variant with its 95 % Wilson interval:
@@ -401,27 +409,41 @@ def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD)
 
 
-@builds("SearchExperimentGuardrailWorse")
-def _guardrail(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
+def _non_inferiority(ratio: str, margin_setting: str, noun: str, summary: str,
+                     panel: str) -> Builder:
     """Guardrails are read for non-inferiority, not lift: a variant fails when even the low end
-    of its zero-result rate's Wilson interval is worse than the control's rate by the margin."""
-    t = profile.thresholds
-    _, window = profile.windows.pair(row.windows)
-    rate, low, _ = rec.variant_rate(ZERO, window)
-    control = f'{rate}{{variant="{t.control_variant}"}}'
-    searches = f"application_variant:searchpulse_searches:increase{window}"
-    return Built(
-        f'{low}{{variant!="{t.control_variant}"}}\n'
-        f"> on (application) group_left () ({control} + {t.guardrail_zero_result_margin})\n"
-        f"and {searches} >= {t.min_searches_sample_ratio}",
-        "Variant {{ $labels.variant }} of {{ $labels.application }} finds nothing more often "
-        "than the control.",
-        f"Even the low end of the 95 % Wilson interval of the zero-result rate of variant "
-        f"{{{{ $labels.variant }}}} ({{{{ $value | humanizePercentage }}}} over {window}) is "
-        f"above the {t.control_variant} variant's rate plus the non-inferiority margin "
-        f"({t.guardrail_zero_result_margin:.0%}): the variant is worse on a guardrail, whatever "
-        f"it wins elsewhere.",
-        "experiment_zero_result", dashboard=EXPERIMENTS_DASHBOARD)
+    of its rate's Wilson interval is worse than the control's rate by the margin, with the
+    sample-ratio minimum of searches (the rate's denominator) in the variant."""
+
+    def build(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
+        t = profile.thresholds
+        margin = getattr(t, margin_setting)
+        _, window = profile.windows.pair(row.windows)
+        rate, low, _ = rec.variant_rate(ratio, window)
+        control = f'{rate}{{variant="{t.control_variant}"}}'
+        searches = rec.variant_count(RATIOS[ratio][1], window)
+        return Built(
+            f'{low}{{variant!="{t.control_variant}"}}\n'
+            f"> on (application) group_left () ({control} + {margin})\n"
+            f"and {searches} >= {t.min_searches_sample_ratio}",
+            f"Variant {{{{ $labels.variant }}}} of {{{{ $labels.application }}}} {summary} "
+            "than the control.",
+            f"Even the low end of the 95 % Wilson interval of the {noun} of variant "
+            f"{{{{ $labels.variant }}}} ({{{{ $value | humanizePercentage }}}} over {window}) is "
+            f"above the {t.control_variant} variant's rate plus the non-inferiority margin "
+            f"({margin:.0%}): the variant is worse on a guardrail, whatever it wins elsewhere.",
+            panel, dashboard=EXPERIMENTS_DASHBOARD)
+
+    return build
+
+
+BUILDERS["SearchExperimentGuardrailWorse"] = _non_inferiority(
+    ZERO, "guardrail_zero_result_margin", "zero-result rate", "finds nothing more often",
+    "experiment_zero_result")
+BUILDERS["SearchExperimentLatencyGuardrailWorse"] = _non_inferiority(
+    "slow_searches_per_timed_searches", "guardrail_slow_search_margin",
+    "share of searches slower than the latency guardrail", "is slow more often",
+    "experiment_slow_searches")
 
 
 @builds("SearchTrafficCessation")

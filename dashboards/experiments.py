@@ -85,4 +85,10 @@ def build():
         "relative to the first (the position-based click model of `searchpulse clicks`, "
         "identified curves only).", "percentunit",
         [(q.EXAMINATION, "position {{position}} ({{application}})")], (8, 12, 12, 56)))
+    experiments = experiments.with_panel(series_panel(
+        16, "Slow searches by variant, 95 % interval (latency guardrail)", "Share of each "
+        "variant's searches slower than the latency guardrail (metrics.latency_guardrail_s) "
+        f"over the last {ticket}, with its 95 % Wilson interval, read for non-inferiority "
+        "(SearchExperimentLatencyGuardrailWorse).", "percentunit",
+        q.variant_interval("slow_searches_per_timed_searches", ticket), (8, 12, 0, 64)))
     return experiments
