@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from collector.events import TEAM_ATTRIBUTE
 from collector.redaction import redact
 
 ENV_PREFIX = "SEARCHPULSE_"
@@ -53,6 +54,11 @@ def _share(value: float) -> str | None:
 
 def _percent(value: float) -> str | None:
     return None if 0 < value <= 100 else "must be in (0, 100]"
+
+
+def _attribute_name(value: str) -> str | None:
+    return (None if not value or TEAM_ATTRIBUTE.fullmatch(value) else
+            "must be a plain JSON key: a letter or _, then letters, digits, _ or - (≤ 64)")
 
 
 def _port(value: int) -> str | None:
@@ -116,6 +122,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("events.position_base", int, 1,
             "Base of event_attributes.position.ordinal: 1 (UBI spec) or 0 (OpenSearch generator).",
             _base),
+    Setting("events.team_attribute", str, "",
+            "One more attribute of event_attributes.object that names the interleaving team of a "
+            "clicked result (beside search_config, search_configuration_uuid, "
+            "_search_configuration_id); read first. Empty: none.", _attribute_name),
     Setting("metrics.latency_guardrail_s", float, 0.5,
             "Latency guardrail; the latency histogram has a bucket boundary exactly here.",
             _positive),

@@ -25,8 +25,8 @@ from collector.events import (
     MISSING_QUERY_ID,
     NOT_QUERY_OR_EVENT,
     Rejected,
+    WireFormat,
     WireRecord,
-    decode,
     event_time,
 )
 from collector.examination import ExaminationFile
@@ -88,6 +88,7 @@ class Engine:
         if self.examination is not None:
             self.sessions.click_weights = self.examination.current().weights
         self.release = QueryRelease.from_config(config)
+        self.wire = WireFormat(config["events.team_attribute"])
         self.clock = StreamClock(config["ordering.lateness_s"],
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
@@ -119,10 +120,11 @@ class Engine:
         note_query, sample = clock.note_query, clock.sample
         skewed = clock.skewed
         expose = self._expose
+        wire = self.wire.decode
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
             try:
-                rec = decode(raw)
+                rec = wire(raw)
                 if rec.action_name is not None:
                     kind = _EVENT
                     action = actions.get(rec.action_name)

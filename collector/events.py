@@ -88,7 +88,6 @@ class Rejected(Exception):
         self.detail = detail
 
 
-_decoder = msgspec.json.Decoder(WireRecord)
 _generic = msgspec.json.Decoder()
 _PATH = re.compile(r"at `\$\.?([^`]*)`")
 _INDEX = re.compile(r"\[[^\]]*\]")
@@ -96,25 +95,55 @@ _INDEX = re.compile(r"\[[^\]]*\]")
 # latency become unknown (counted as data-quality issues by the sessionizer's rules).
 # A wrong value of these optional fields drops the field, not the record (a click with a
 # malformed team still counts as a click).
-_DROPPABLE = {path: tuple(path.split(".")) for path in (
+_DROPPABLE_PATHS = (
     "event_attributes.position", "event_attributes.rank", "query_attributes.latency_ms",
     "event_attributes.object.search_config", "event_attributes.object.search_configuration_uuid",
-    "event_attributes.object._search_configuration_id")}
+    "event_attributes.object._search_configuration_id")
+TEAM_ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,63}")
 
 
-def decode(raw: bytes) -> WireRecord:
-    """Decode one record; raise ``Rejected`` with a reason when it is unusable."""
-    try:
-        return _decoder.decode(raw)
-    except msgspec.ValidationError as exc:
-        return _decode_leniently(raw, exc)
-    except msgspec.DecodeError as exc:
-        raise Rejected(MALFORMED_JSON, str(exc)) from None
-    except RecursionError:  # nesting deeper than this thread's stack allows
-        raise Rejected(MALFORMED_JSON, "nested too deeply") from None
+class WireFormat:
+    """The record type and its decoder; ``team_attribute`` names one more attribute of
+    ``event_attributes.object`` that carries an interleaving team (read as ``object.team``)."""
+
+    def __init__(self, team_attribute: str = "") -> None:
+        record: type[WireRecord] = WireRecord
+        paths = _DROPPABLE_PATHS
+        if team_attribute:
+            # the same types with one more field, as fast to decode as the plain ones
+            tagged = msgspec.defstruct(
+                "EventObject", [("team", str | int | None,
+                                 msgspec.field(default=None, name=team_attribute))],
+                bases=(EventObject,), gc=False)
+            attributes = msgspec.defstruct(
+                "EventAttributes", [("object", tagged | None, None)], bases=(EventAttributes,),
+                gc=False)
+            record = msgspec.defstruct(
+                "WireRecord", [("event_attributes", attributes | None, None)],
+                bases=(WireRecord,), gc=False)
+            paths = (*paths, f"event_attributes.object.{team_attribute}")
+        self.record = record
+        self.droppable = {path: tuple(path.split(".")) for path in paths}
+        self._decoder = msgspec.json.Decoder(record)
+
+    def decode(self, raw: bytes) -> WireRecord:
+        """Decode one record; raise ``Rejected`` with a reason when it is unusable."""
+        try:
+            return self._decoder.decode(raw)
+        except msgspec.ValidationError as exc:
+            return _decode_leniently(raw, exc, self.record, self.droppable)
+        except msgspec.DecodeError as exc:
+            raise Rejected(MALFORMED_JSON, str(exc)) from None
+        except RecursionError:  # nesting deeper than this thread's stack allows
+            raise Rejected(MALFORMED_JSON, "nested too deeply") from None
 
 
-def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireRecord:
+decode = WireFormat().decode  # the plain format: no configured team attribute
+
+
+def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError,
+                      record: type[WireRecord], droppable_paths: dict[str, tuple[str, ...]]
+                      ) -> WireRecord:
     try:
         # The typed decode may stop at the first wrong type; a BOM is tolerated here only.
         obj = _generic.decode(raw[3:] if raw[:3] == _BOM else raw)
@@ -123,12 +152,13 @@ def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError) -> WireR
     if not isinstance(obj, dict):
         raise Rejected(NOT_AN_OBJECT, str(first_error))
     _reparse_timestamp(obj)
-    for _ in range(len(_DROPPABLE) + 1):
+    for _ in range(len(droppable_paths) + 1):
         try:
-            return msgspec.convert(obj, WireRecord, strict=False)
+            return msgspec.convert(obj, record, strict=False)
         except msgspec.ValidationError as exc:
             path = _field_path(str(exc))
-            droppable = next((f for p, f in _DROPPABLE.items() if path.startswith(p)), None)
+            droppable = next((f for p, f in droppable_paths.items() if path.startswith(p)),
+                             None)
             parent: Any = obj
             for key in droppable[:-1] if droppable else ():
                 parent = parent.get(key) if isinstance(parent, dict) else None

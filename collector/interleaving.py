@@ -27,7 +27,11 @@ UNTAGGED = ""
 
 
 def team_of(obj: EventObject) -> str | None:
-    team = obj.search_config
+    """The team of a clicked result: the configured attribute (``events.team_attribute``)
+    first, then each producer's own."""
+    team = getattr(obj, "team", None)
+    if team is None:
+        team = obj.search_config
     if team is None:
         team = obj.search_configuration_uuid
         if team is None:

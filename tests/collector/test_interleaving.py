@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from collector.config import ConfigError, load_config
 from collector.interleaving import outcome
 
 
@@ -14,8 +15,9 @@ def tagged(ubi, qid, at, team, key="search_config", obj="d1", **kw):
                                        "position": {"ordinal": 1}})
 
 
-def credit(engine, records):
-    series = [s for s in engine(records).view().series if s.interleaving_wins is not None]
+def credit(engine, records, **settings):
+    series = [s for s in engine(records, **settings).view().series
+              if s.interleaving_wins is not None]
     wins: dict[str, int] = {}
     for s in series:
         for team, n in s.interleaving_wins.items():
@@ -127,3 +129,27 @@ def test_a_malformed_team_drops_the_team_not_the_click(ubi, engine):
     series = e.view().series
     assert sum(s.clicks for s in series) == 1
     assert all(s.interleaving_wins is None for s in series)
+
+
+def test_a_configured_team_attribute_is_read_first(ubi, engine):
+    """events.team_attribute: a producer of its own (Solr's [interleaving] transformer's model
+    name copied into the click, say); read before the known attributes; a malformed value
+    drops the team, not the click."""
+    records = [ubi.query("s1", "tent", 0, client="c1"),
+               ubi.click("s1", 1, client="c1", event_attributes={
+                   "object": {"object_id": "d1", "ranker-model": "ltr-v2",
+                              "search_config": "ignored"}, "position": {"ordinal": 1}}),
+               ubi.query("s2", "lamp", 10, client="c2"),
+               ubi.click("s2", 11, client="c2", event_attributes={
+                   "object": {"object_id": "d1", "ranker-model": ["x"]}})]
+    assert credit(engine, records, **{"events.team_attribute": "ranker-model"}) == (
+        {"ltr-v2": 1}, 0, 0)
+    assert credit(engine, records) == ({"ignored": 1}, 0, 0)  # not configured: not read
+    clicks = engine(records, **{"events.team_attribute": "ranker-model"}).view().series
+    assert sum(s.clicks for s in clicks) == 2
+
+
+@pytest.mark.parametrize("value", ["a.b", "1x", "x" * 65, "team attr"])
+def test_a_team_attribute_must_be_a_plain_key(value):
+    with pytest.raises(ConfigError, match=r"^events.team_attribute .*must be a plain JSON key"):
+        load_config(environ={}, overrides={"events.team_attribute": value})
