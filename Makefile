@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
 .PHONY: all demo install setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
-	bench-interleaving \
+	bench-interleaving bench-clicks \
 	kafka-up kafka-down help
 
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "make bench-store - per-query aggregates' cost and the feedback job on 10M rows"
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
+	@echo "make bench-clicks - the click model's curve error against traffic, fit time"
 	@echo "make bench-kafka - collect on a real broker vs raw kafka-python vs naive"
 	@echo "make kafka-up / kafka-down - a local Apache Kafka broker (KRaft) from Maven jars"
 
@@ -69,6 +70,9 @@ bench-judged: install
 
 bench-interleaving: install
 	$(PYTHON) -m benchmarks.interleaving_bench --json benchmarks/results/interleaving.json
+
+bench-clicks: install
+	$(PYTHON) -m benchmarks.click_model_bench --json benchmarks/results/click_model.json
 
 bench-kafka: install
 	$(PYTHON) -m benchmarks.kafka_bench --json benchmarks/results/kafka.json

@@ -41,6 +41,9 @@ WORDS = ("red", "blue", "cheap", "large", "wireless", "organic", "kids", "mens",
          "steel", "leather", "tent", "lamp", "router", "kettle", "jacket", "drill", "sofa",
          "camera", "guitar", "wallet", "heater", "printer", "mattress", "scarf", "pillow")
 FIRST_DAY = 20_330  # 2025-08-30: the 90 days end 2025-11-27
+COLUMNS = ("application", "query", "day", "searches", "zero_result", "clicked", "ranked_clicked",
+           "clicks", "converted", "reformulated", "abandoned", "reciprocal_rank_sum", "shown",
+           "clicked_documents", "reformulations", "clients", "client_marks")
 
 
 def query_text(rank: int) -> str:
@@ -111,9 +114,11 @@ def build_store(path: Path, rows: int, seed: int = 5) -> None:
                 abandoned[part].tolist(), (clicked[part] * 0.6).tolist(),
                 *([items] * chunk, [items] * chunk, ["{}"] * chunk),
                 (clients[m] for m in marks[part].tolist()), marks[part].tolist(), strict=False)
-            with db:
-                db.executemany("INSERT INTO query_stats VALUES "
-                               f"({', '.join(['?'] * 17)})", values)
+            with db:  # judged counts 0, no positions: the job reads neither
+                db.executemany(f"INSERT INTO query_stats ({', '.join(COLUMNS)}, judged_searches, "
+                               "judged_ndcg_sum, judged_coverage_sum, shown_at, clicked_at) "
+                               f"VALUES ({', '.join(['?'] * len(COLUMNS))}, 0, 0, 0, '{{}}', "
+                               "'{}')", values)
             bar.update(min(chunk, len(rank) - start))
     db.close()
 

@@ -12,6 +12,7 @@ after any crash the stored offsets say exactly which records the stored counts i
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime
@@ -85,6 +86,14 @@ _UPSERT_OFFSETS = (
     "INSERT INTO store_offsets VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET "
     "safe_offset = excluded.safe_offset, high_offset = excluded.high_offset")
+
+# Columns added after the first version, with their type and default (old stores: upgraded by
+# a writer, read as the defaults by a reader).
+_ADDED = (*((c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS),
+          ("judged_searches", "INTEGER NOT NULL DEFAULT 0"),
+          ("judged_ndcg_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
+          ("judged_coverage_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
+          (_MARKS, "INTEGER NOT NULL DEFAULT 0"))
 
 Offsets = dict[tuple[str, int], tuple[int, int]]  # (topic, partition) → (safe, high-water)
 
@@ -177,7 +186,8 @@ class QueryStore:
             ("expire", "DELETE FROM query_stats WHERE day < ?"))}
         self.retention_days = retention_days
         self._expired_before = ""  # the retention cut-off last applied (once per day of data)
-        if read_only:
+        if read_only:  # a store of an older version, read as it is: its missing columns
+            self._read_as_defaults()  # read as their defaults
             return
         try:
             with self._transaction():
@@ -187,13 +197,25 @@ class QueryStore:
         except self.errors as error:
             raise _failure(url, error) from None
 
+    def _read_as_defaults(self) -> None:
+        """A reader never changes a store: columns an older version did not write are read
+        as their defaults (no items, zero counts) in every statement."""
+        try:
+            cursor = self.db.cursor()
+            cursor.execute("SELECT * FROM query_stats LIMIT 0")
+            present = {d[0] for d in cursor.description}
+        except self.errors as error:
+            raise _failure(self.url, error) from None
+        for column, kind in _ADDED:
+            if column not in present:
+                default = "'{}'" if kind.startswith("TEXT") else "0"
+                unaliased = re.compile(rf"(?<!AS )\b{column}\b")
+                self._sql = {name: unaliased.sub(default, sql)
+                             for name, sql in self._sql.items()}
+
     def _upgrade(self) -> None:
         """Stores written by an older version lack the columns added since."""
-        added = [(c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS]
-        added += [("judged_searches", "INTEGER NOT NULL DEFAULT 0"),
-                  ("judged_ndcg_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
-                  ("judged_coverage_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0")]
-        for column, kind in [*added, (_MARKS, "INTEGER NOT NULL DEFAULT 0")]:
+        for column, kind in _ADDED:
             try:
                 with self._transaction():
                     self.db.execute(f"SELECT {column} FROM query_stats LIMIT 0")

@@ -3,27 +3,32 @@ attractive each document is for its query once looked at.
 
 P(click on d at position k for query q) = θ_k · γ_qd. θ (the examination curve) is what makes
 raw clicks lie: a document at position 1 collects clicks that a better one at position 6 never
-gets the chance to. Fitted by EM on counts per (query, document, position) — n impressions,
-c clicks — the per-impression update of Chuklin, Markov & de Rijke (2015) collapsed over
-identical cells (every click examined and attractive; a non-click examined with probability
-θ(1−γ)/(1−θγ), attractive with γ(1−θ)/(1−θγ)).
+gets the chance to. Fitted in two steps on counts per (query, document, position) — n
+impressions, c clicks:
 
-θ and γ are identified only up to a common factor, and only through documents seen at several
-positions (interleaving, variants and ranking churn provide them): a curve is published per
-application with θ_1 = 1 (γ rescaled to keep θ·γ), and marked ``identified`` only when at least
-``min_moving`` of its (query, document) pairs were shown at two positions or more.
+1. θ by EM over the pairs shown at two positions or more (interleaving, variants and ranking
+   churn provide them), the per-impression update of Chuklin, Markov & de Rijke (2015)
+   collapsed over identical cells (every click examined and attractive; a non-click examined
+   with probability θ(1−γ)/(1−θγ), attractive with γ(1−θ)/(1−θγ)). A pair seen at one position
+   says nothing about θ's shape — its γ absorbs anything — but its free γ biases θ when its
+   counts are small (the incidental-parameter problem): measured, fitting on every pair left a
+   constant 0.02–0.04 error on positions 2–10 that the moving pairs alone do not
+   (docs/benchmarks.md).
+2. γ of every pair with θ fixed: the root of its log posterior's derivative.
+
+γ has a nearly flat Beta prior (``PRIOR`` pseudo-impressions at ``PRIOR_MEAN``): pairs seen a
+handful of times no longer drift towards 0 or 1, which made plain EM crawl. θ and γ are
+identified only up to a common factor: the curve is published with θ_1 = 1 (γ rescaled to keep
+θ·γ), and marked ``identified`` only with at least ``min_moving`` moving pairs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 _FLOOR = 1e-6  # keeps θ·γ < 1 and logs finite
-# γ's prior: PRIOR pseudo-impressions at attractiveness PRIOR_MEAN (a nearly flat Beta prior,
-# MAP-EM): a pair seen a handful of times no longer drifts towards 0 or 1, which made plain EM
-# crawl (1,000 iterations unconverged; 689 with it, and closer to a simulated curve).
 PRIOR = 0.1
 PRIOR_MEAN = 0.5
 
@@ -41,6 +46,12 @@ class Cells:
     groups: int
     depth: int
 
+    def subset(self, keep: np.ndarray) -> Cells:
+        """The cells where ``keep``, their pairs renumbered."""
+        pairs, index = np.unique(self.pair[keep], return_inverse=True)
+        return Cells(index, self.position[keep], self.impressions[keep], self.clicks[keep],
+                     self.group[pairs], self.groups, self.depth)
+
 
 @dataclass
 class Fit:
@@ -51,7 +62,7 @@ class Fit:
     iterations: int
     converged: bool
     log_likelihood: float
-    moving_pairs: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # per group
+    moving_pairs: np.ndarray  # per group
 
 
 def _initial_theta(groups: int, depth: int) -> np.ndarray:
@@ -60,22 +71,39 @@ def _initial_theta(groups: int, depth: int) -> np.ndarray:
 
 def fit(cells: Cells, warm_theta: np.ndarray | None = None, max_iterations: int = 1000,
         tolerance: float = 1e-5) -> Fit:
-    """EM from ``warm_theta`` (yesterday's curve; 1/k when None) until no parameter moves by
-    more than ``tolerance``."""
-    depth, groups = cells.depth, cells.groups
+    """θ from ``warm_theta`` (yesterday's curve; 1/k when None) by EM over the moving pairs
+    until the curve's shape moves by less than ``tolerance``; then every pair's γ."""
     theta = (np.clip(warm_theta, _FLOOR, 1 - _FLOOR).copy() if warm_theta is not None
-             else _initial_theta(groups, depth))
+             else _initial_theta(cells.groups, cells.depth))
+    moved = _moved(cells)
+    learn = cells.subset(moved[cells.pair]) if moved.any() else cells
+    theta, iterations, converged = _examination(learn, theta, max_iterations, tolerance)
+    first = theta[:, :1].copy()
+    first[first <= 0] = 1.0
+    theta = theta / first  # θ_1 = 1 per group; γ below is on this scale
+    gamma = attractiveness(cells, theta)
+    p = np.clip(theta[cells.group[cells.pair], cells.position - 1] * gamma[cells.pair],
+                _FLOOR, 1 - _FLOOR)
+    c = np.minimum(cells.clicks, cells.impressions)
+    log_likelihood = float((c * np.log(p) + (cells.impressions - c) * np.log1p(-p)).sum())
+    return Fit(theta, gamma, iterations, converged, log_likelihood,
+               np.bincount(cells.group, moved, cells.groups).astype(int))
+
+
+def _examination(cells: Cells, theta: np.ndarray, max_iterations: int, tolerance: float
+                 ) -> tuple[np.ndarray, int, bool]:
+    """EM for θ and γ together; returns θ (any scale), iterations, converged."""
+    depth, groups, pairs = cells.depth, cells.groups, len(cells.group)
     cell_theta = cells.group[cells.pair] * depth + cells.position - 1
     n, c = cells.impressions, np.minimum(cells.clicks, cells.impressions)
     skipped = n - c
     shown_at = np.bincount(cell_theta, n, groups * depth)
-    shown = np.bincount(cells.pair, n, len(cells.group))
-    # γ starts at the pair's CTR divided by the examination of where it was shown
-    examined = np.bincount(cells.pair, n * theta.ravel()[cell_theta], len(cells.group))
-    gamma = np.clip(np.bincount(cells.pair, c, len(cells.group)) / np.maximum(examined, _FLOOR),
-                    _FLOOR, 1 - _FLOOR)
+    shown = np.bincount(cells.pair, n, pairs)
     flat = theta.ravel()
-    converged = False
+    # γ starts at the pair's CTR divided by the examination of where it was shown
+    examined = np.bincount(cells.pair, n * flat[cell_theta], pairs)
+    gamma = np.clip(np.bincount(cells.pair, c, pairs) / np.maximum(examined, _FLOOR),
+                    _FLOOR, 1 - _FLOOR)
     iteration = 0
     while iteration < max_iterations:
         iteration += 1
@@ -84,24 +112,41 @@ def fit(cells: Cells, warm_theta: np.ndarray | None = None, max_iterations: int 
         new_flat = np.bincount(cell_theta, c + unclicked * t * (1 - g), groups * depth)
         new_flat = np.clip(np.divide(new_flat, shown_at, out=flat.copy(), where=shown_at > 0),
                            _FLOOR, 1 - _FLOOR)
-        new_gamma = np.clip((np.bincount(cells.pair, c + unclicked * g * (1 - t),
-                                         len(cells.group)) + PRIOR * PRIOR_MEAN)
-                            / (shown + PRIOR), _FLOOR, 1 - _FLOOR)
+        gamma = np.clip((np.bincount(cells.pair, c + unclicked * g * (1 - t), pairs)
+                         + PRIOR * PRIOR_MEAN) / (shown + PRIOR), _FLOOR, 1 - _FLOOR)
         # θ and γ may trade a common factor without changing any θ·γ: the curve's shape
         # (θ / θ_1) is what must settle
-        moved = np.abs(_shape(new_flat, groups, depth) - _shape(flat, groups, depth)).max()
-        flat, gamma = new_flat, new_gamma
-        if moved < tolerance:
-            converged = True
-            break
-    theta = flat.reshape(groups, depth)
-    p = theta.ravel()[cell_theta] * gamma[cells.pair]
-    log_likelihood = float((c * np.log(p) + skipped * np.log1p(-p)).sum())
-    # the scale: θ_1 = 1 per group, γ × θ_1 keeps every θ·γ
-    first = theta[:, :1].copy()
-    first[first <= 0] = 1.0
-    return Fit(theta / first, gamma * first[cells.group, 0], iteration, converged,
-               log_likelihood, moving_pairs(cells))
+        shift = np.abs(_shape(new_flat, groups, depth) - _shape(flat, groups, depth)).max()
+        flat = new_flat
+        if shift < tolerance:
+            return flat.reshape(groups, depth), iteration, True
+    return flat.reshape(groups, depth), iteration, False
+
+
+def attractiveness(cells: Cells, theta: np.ndarray, steps: int = 60) -> np.ndarray:
+    """γ of every pair under a known curve ``theta`` (groups × depth; NaN or 0 where unknown:
+    those cells are left out): the root of the log posterior's derivative in γ, which
+    decreases (likelihood and prior are concave), found by bisection (2^-steps)."""
+    pairs = len(cells.group)
+    t = theta[cells.group[cells.pair], cells.position - 1]
+    known = np.nan_to_num(t) > 0
+    t = np.where(known, t, 0.0)
+    n = np.where(known, cells.impressions, 0.0)
+    c = np.minimum(np.where(known, cells.clicks, 0.0), n)
+    clicked = np.bincount(cells.pair, c, pairs) + PRIOR * PRIOR_MEAN
+    behind = PRIOR * (1 - PRIOR_MEAN)
+    low = np.full(pairs, _FLOOR)
+    top = np.zeros(pairs)
+    np.maximum.at(top, cells.pair, t)
+    high = np.minimum(1.0, 1.0 / np.maximum(top, _FLOOR)) - _FLOOR
+    for _ in range(steps):
+        gamma = (low + high) / 2
+        slope = (clicked / gamma - behind / (1 - gamma)
+                 - np.bincount(cells.pair, (n - c) * t / (1 - t * gamma[cells.pair]), pairs))
+        rising = slope > 0
+        low = np.where(rising, gamma, low)
+        high = np.where(rising, high, gamma)
+    return (low + high) / 2
 
 
 def _shape(flat: np.ndarray, groups: int, depth: int) -> np.ndarray:
@@ -109,11 +154,15 @@ def _shape(flat: np.ndarray, groups: int, depth: int) -> np.ndarray:
     return theta / theta[:, :1]
 
 
-def moving_pairs(cells: Cells) -> np.ndarray:
-    """Per group: pairs shown at two positions or more (what identifies the curve)."""
+def _moved(cells: Cells) -> np.ndarray:
+    """Per pair: shown at two positions or more (what identifies the curve)."""
     distinct = np.unique(cells.pair * (cells.depth + 1) + cells.position) // (cells.depth + 1)
-    positions = np.bincount(distinct, minlength=len(cells.group))  # distinct positions per pair
-    return np.bincount(cells.group, positions >= 2, cells.groups).astype(int)
+    return np.bincount(distinct, minlength=len(cells.group)) >= 2
+
+
+def moving_pairs(cells: Cells) -> np.ndarray:
+    """Per group: pairs shown at two positions or more."""
+    return np.bincount(cells.group, _moved(cells), cells.groups).astype(int)
 
 
 def position_key(key: str) -> tuple[int, str] | None:
@@ -144,26 +193,18 @@ def relevance_by_document(shown_at: dict[str, int], clicked_at: dict[str, int],
 
 def relevance(impressions: dict[int, int], clicks: dict[int, int], theta: np.ndarray
               ) -> float | None:
-    """One document's γ under a known curve ``theta`` (θ_1 = 1; NaN where unknown), from its
-    impressions and clicks per 1-based position within the curve; None when never shown
-    there. The γ ``fit`` would give it with θ fixed (same prior): the root of the log
-    posterior's derivative, which is decreasing in γ (both are concave), found by bisection."""
-    shown = [(k, n, min(clicks.get(k, 0), n)) for k, n in impressions.items()
+    """One document's γ under a known curve ``theta`` (θ_1 = 1; NaN where unknown) from its
+    impressions and clicks per 1-based position; None when never shown within the known
+    curve. The γ ``fit`` gives a pair (same prior)."""
+    shown = [(k, n) for k, n in impressions.items()
              if 1 <= k <= len(theta) and n > 0 and theta[k - 1] > 0]
     if not shown:
         return None
-    t = np.array([theta[k - 1] for k, _, _ in shown])
-    n = np.array([n for _, n, _ in shown], float)
-    c = np.array([c for _, _, c in shown], float)
-    clicked, skipped = c.sum(), n - c
-    ahead, behind = PRIOR * PRIOR_MEAN, PRIOR * (1 - PRIOR_MEAN)  # Beta(1 + a, 1 + b)
-    low, high = _FLOOR, min(1.0, 1.0 / t.max()) - _FLOOR
-    for _ in range(60):  # 2^-60 of the interval
-        gamma = (low + high) / 2
-        slope = ((clicked + ahead) / gamma - (skipped * t / (1 - t * gamma)).sum()
-                 - behind / (1 - gamma))
-        low, high = (gamma, high) if slope > 0 else (low, gamma)
-    return (low + high) / 2
+    cells = Cells(np.zeros(len(shown), dtype=np.int64), np.array([k for k, _ in shown]),
+                  np.array([n for _, n in shown], float),
+                  np.array([clicks.get(k, 0) for k, _ in shown], float),
+                  np.zeros(1, dtype=np.int64), 1, len(theta))
+    return float(attractiveness(cells, theta[None, :])[0])
 
 
 def ips_weights(theta: np.ndarray, max_weight: float) -> np.ndarray:

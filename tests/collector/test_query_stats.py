@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -215,3 +216,35 @@ def test_client_marks_of_a_day_are_the_union_of_its_flushes(store_url):
         assert totals["client_marks"].tolist() == [3]  # the largest day: a lower bound
     finally:
         store.close()
+
+
+def test_a_store_of_an_older_version_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path):
+    """The first store had no item, judged, client-mark or position columns: a reader (the
+    feedback job, the click model) reads them as their defaults without changing the file; a
+    writer adds them."""
+    path = tmp_path / "old.db"
+    counts = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "converted",
+              "reformulated", "abandoned")
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE query_stats (application TEXT NOT NULL, query TEXT NOT NULL, "
+               "day TEXT NOT NULL, " + ", ".join(f"{c} INTEGER NOT NULL" for c in counts)
+               + ", reciprocal_rank_sum REAL NOT NULL, PRIMARY KEY (application, query, day))")
+    db.execute("INSERT INTO query_stats VALUES ('web', 'tent', '2026-01-05', 5, 1, 3, 3, 4, "
+               "0, 1, 1, 2.5)")
+    db.commit()
+    db.close()
+    url = f"sqlite:///{path}"
+    reader = open_store(url, read_only=True)
+    totals = reader.totals("2026-01-01")
+    assert totals[["searches", "clicks", "judged_searches", "client_marks"]].iloc[0].tolist() \
+        == [5, 4, 0, 0]
+    assert reader.items("web", "tent", "2026-01-01") == {
+        "shown": {}, "clicked_documents": {}, "reformulations": {}, "clients": {},
+        "shown_at": {}, "clicked_at": {}}
+    assert list(reader.positions("2026-01-01")) == []
+    reader.close()
+    columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(query_stats)")]
+    assert "shown_at" not in columns  # a reader never changes a store
+    open_store(url).close()
+    columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(query_stats)")]
+    assert {"shown_at", "clicked_at", "judged_ndcg_sum", "client_marks"} <= set(columns)
