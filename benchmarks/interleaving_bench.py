@@ -20,6 +20,14 @@ Per-search probabilities are exact for A/B (1 − Π (1 − θ_k α_d)) and Mont
 interleaving (``--draws`` interleavings × click draws per query); the searches needed for 80 %
 power follow from the standard sample-size formulas and are then checked by simulating 2,000
 experiments of that size (binomial / multinomial draws): the empirical power is reported beside.
+
+**Users, not searches** (the second table): real A/B tests randomise users, and users differ.
+Each user makes 1 + Poisson(9) searches (mean 10) and clicks with a propensity s_u
+(lognormal, mean 1, log-sd ``sigma``): P(click at k) = θ_k · min(1, s_u α_d). A/B: users split
+50/50, CTR compared by the delta method over users (the variance of c_u − CTR · m_u); team-draft
+interleaving: every search interleaved, per user d_u = B's wins − A's wins, its mean over users
+tested against 0. Both from ``--users`` simulated users per arm and method (Monte Carlo), the
+searches needed for 80 % power = users needed × 10.
 """
 
 from __future__ import annotations
@@ -123,15 +131,69 @@ def power_interleaving(rng: np.random.Generator, probabilities: np.ndarray, n: i
     return float(np.mean(z > Z_ALPHA))
 
 
+def user_level(rng: np.random.Generator, alpha: np.ndarray, a: np.ndarray, b: np.ndarray,
+               users: int, sigma: float, draws: int = 20) -> dict[str, float]:
+    """Searches an A/B test (users randomised) and interleaving (every search) need for 80 %
+    power when users differ by a click propensity of log-sd ``sigma`` (module docstring)."""
+    queries = len(alpha)
+    searches = 1 + rng.poisson(9, users)
+    owner = np.repeat(np.arange(users), searches)
+    propensity = np.exp(rng.normal(-sigma * sigma / 2, sigma, users))[owner]
+    query = rng.integers(0, queries, len(owner))
+    shown = {0: a, 1: b}
+
+    def probabilities(documents: np.ndarray) -> np.ndarray:
+        return THETA * np.minimum(1.0, propensity[:, None] * alpha[query[:, None], documents])
+
+    def users_needed(per_user: float, mean_effect: float) -> float:
+        return (Z_ALPHA + Z_BETA) ** 2 * per_user / mean_effect ** 2
+
+    # A/B: the same users' searches on A and on B (common random numbers): the effect from the
+    # exact per-search click probabilities, the per-user variance from one draw of clicks
+    arms = []
+    for ranker in (0, 1):
+        p = probabilities(shown[ranker][query])
+        rate = (1 - np.prod(1 - p, axis=1)).sum() / searches.sum()
+        c = np.bincount(owner, (rng.random(p.shape) < p).any(axis=1), users)
+        arms.append((rate, np.var(c - rate * searches) / searches.mean() ** 2))
+    (rate_a, var_a), (rate_b, var_b) = arms
+    ab_users = users_needed(var_a + var_b, rate_b - rate_a)  # per arm
+    # interleaving: ``draws`` team-draft interleavings per query, one drawn per search
+    merged = np.zeros((queries, draws, DEPTH), dtype=np.int64)
+    teams = np.zeros((queries, draws, DEPTH), dtype=np.int64)
+    for q in range(queries):
+        for d in range(draws):
+            documents, team = interleave(rng, list(a[q]), list(b[q]))
+            merged[q, d], teams[q, d] = documents, team
+    pick = rng.integers(0, draws, len(owner))
+    p = probabilities(merged[query, pick])
+    team = teams[query, pick]
+
+    def outcome() -> np.ndarray:  # per search: +1 B wins, −1 A wins, 0 tie or no click
+        clicked = rng.random(p.shape) < p
+        return np.sign((clicked & (team == 1)).sum(axis=1) - (clicked & (team == 0)).sum(axis=1))
+
+    # the effect averaged over 20 click draws per search, the variance from one
+    effect = np.mean([outcome().sum() for _ in range(20)]) / users
+    score = np.bincount(owner, outcome(), users)
+    tdi_users = users_needed(float(np.var(score)), effect)  # one group of users
+    return {"sigma": sigma, "ctr_a": rate_a, "ctr_b": rate_b,
+            "ab_searches_80pct": round(2 * ab_users * searches.mean()),
+            "interleaving_searches_80pct": round(tdi_users * searches.mean()),
+            "ratio": 2 * ab_users / tdi_users}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--users", type=int, default=40_000)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     rows = []
+    users = []
     for noise_b in (0.33, 0.30, 0.25):
         alpha, a, b = rankers(rng, args.queries, noise_b)
         p_a, p_b = float(ctr(alpha, a).mean()), float(ctr(alpha, b).mean())
@@ -152,10 +214,19 @@ def main() -> None:
               f"interleaving Δ_B {delta:+.4f}; searches for 80 % power: A/B {n_ab:,.0f}, "
               f"interleaving {n_tdi:,.0f} (× {n_ab / n_tdi:.1f} fewer); empirical power "
               f"{row['ab_power_at_n']:.2f} / {row['interleaving_power_at_n']:.2f}")
+        for sigma in (0.0, 1.0, 1.5):
+            found = user_level(rng, alpha, a, b, args.users, sigma) | {"noise_b": noise_b}
+            users.append(found)
+            print(f"  users differ (log-sd {sigma}): CTR A {found['ctr_a']:.4f} B "
+                  f"{found['ctr_b']:.4f}; searches for 80 % power: A/B (users randomised) "
+                  f"{found['ab_searches_80pct']:,}, interleaving "
+                  f"{found['interleaving_searches_80pct']:,} (× {found['ratio']:.1f} fewer)",
+                  flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(
             {"machine": platform.platform(), "queries": args.queries, "draws": args.draws,
-             "rows": rows}, indent=2, default=float) + "\n")
+             "users": args.users, "rows": rows, "user_level": users}, indent=2,
+            default=float) + "\n")
 
 
 if __name__ == "__main__":

@@ -618,7 +618,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the judgment set (judgments.csv, a Quepid book export or CSV, SRW "
                         "judgments, TREC qrels with --topics); repeatable")
     p.add_argument("--run", action="append", required=True, metavar="FILE",
-                   help="a TREC run or a UBI log; give two to compare (A, then B)")
+                   help="a TREC run, a UBI log, or a per-query store (sqlite:///PATH, "
+                        "postgresql://…: per query the ranking it showed most); give two to "
+                        "compare (A, then B)")
     _topic_files(p)
     p.add_argument("--rater", help="rater of judgment files that name none")
     p.add_argument("--application", help="application of judgment rows whose file names none")

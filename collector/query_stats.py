@@ -76,6 +76,13 @@ class QueryRow(msgspec.Struct, gc=False):
 Key = tuple[int, str, str]  # (UTC day number, application, normalized query)
 
 
+def position_key(key: str) -> tuple[int, str] | None:
+    """A ``shown_at`` / ``clicked_at`` key, ``"position:document"`` → (position, document);
+    None when malformed."""
+    position, _, document = key.partition(":")
+    return (int(position), document) if position.isdigit() and document else None
+
+
 def merge_rows(into: dict[Key, QueryRow], rows: dict[Key, QueryRow]) -> dict[Key, QueryRow]:
     """Add ``rows`` into ``into`` (drained rows only: nothing pending) and return it."""
     for key, row in rows.items():

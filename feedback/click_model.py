@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collector.query_stats import position_key
+
 _FLOOR = 1e-6  # keeps θ·γ < 1 and logs finite
 PRIOR = 0.1
 PRIOR_MEAN = 0.5
@@ -163,12 +165,6 @@ def _moved(cells: Cells) -> np.ndarray:
 def moving_pairs(cells: Cells) -> np.ndarray:
     """Per group: pairs shown at two positions or more."""
     return np.bincount(cells.group, _moved(cells), cells.groups).astype(int)
-
-
-def position_key(key: str) -> tuple[int, str] | None:
-    """The store's ``"position:document"`` → (position, document); None when malformed."""
-    position, _, document = key.partition(":")
-    return (int(position), document) if position.isdigit() and document else None
 
 
 def relevance_by_document(shown_at: dict[str, int], clicked_at: dict[str, int],

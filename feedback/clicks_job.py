@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from collector.config import Config
 from collector.personal_data import PersonalData
+from collector.query_stats import position_key
 from collector.query_store import QueryPositions, open_store
 from collector.redaction import redact
 from feedback import click_model, handoff, outputs
@@ -69,7 +70,7 @@ def read_pairs(positions: Any, depth: int) -> _Pairs:
         queries[(row.application, row.query)] = (row.client_marks, row.searches)
         app = applications.setdefault(row.application, len(applications))
         for key, impressions in row.shown_at.items():
-            parsed = click_model.position_key(key)
+            parsed = position_key(key)
             if parsed is None or not 1 <= parsed[0] <= depth:
                 continue
             k, document = parsed

@@ -4,7 +4,9 @@ application; compare two and gate on a significant regression ("regressions die 
 Rankings: a TREC run (``topic Q0 doc rank score tag``, ordered by **rank**, topics named by
 ``--topics`` / ``--topic-applications``), or a UBI log, whose searches (first pages with hit
 ids) are the rankings production showed — one ranking per search, so every mean over a log is
-a mean over searches, as the live ``searchpulse_judged_*`` metrics are.
+a mean over searches, as the live ``searchpulse_judged_*`` metrics are — or the per-query store
+(a ``sqlite:///`` or ``postgresql://`` URL): per query the ranking production showed most, one
+ranking per query.
 
 Measures per ranking (a ranking is scored when its query has final grades; "relevant" = grade
 ≥ 1): NDCG@k with gain 2^g − 1 and the ideal from all judged documents of the query, AP, P@k
@@ -32,6 +34,8 @@ import pandas as pd
 from collector.events import Rejected, decode
 from collector.judged_relevance import err_at
 from collector.outcomes import normalize_query
+from collector.query_stats import position_key
+from collector.query_store import StoreError, open_store
 from feedback.judgments import JudgmentsError, read_run_rankings
 
 MEASURES = ("ndcg", "err", "ap", "p", "r", "rr", "judged")
@@ -39,6 +43,7 @@ ROUNDS = 10_000
 ALL = "all"
 
 Key = tuple[str, str, str]  # (application, query, search id or "")
+STORE_SCHEMES = ("sqlite:///", "postgresql://", "postgres://")
 
 
 @dataclass
@@ -73,9 +78,42 @@ def read_log(path: str | Path) -> Rankings:
     return Rankings(ranked, rejected)
 
 
+def read_store(url: str) -> Rankings:
+    """The per-query store: per (application, query), the ranking production showed most — at
+    each position the document shown there most often (and not placed higher already) — over
+    everything the store holds: one ranking per query, not per search."""
+    try:
+        store = open_store(url, read_only=True)
+        try:
+            return Rankings({(row.application, row.query, ""): modal_ranking(row.shown_at)
+                             for row in store.positions("0000-01-01")})
+        finally:
+            store.close()
+    except StoreError as error:
+        raise JudgmentsError(str(error)) from None
+
+
+def modal_ranking(shown_at: dict[str, int]) -> list[str]:
+    """Documents by position from impressions per ``"position:document"``."""
+    by_position: dict[int, list[tuple[int, str]]] = {}
+    for key, times in shown_at.items():
+        parsed = position_key(key)
+        if parsed is not None:
+            by_position.setdefault(parsed[0], []).append((-times, parsed[1]))
+    ranking: list[str] = []
+    for position in sorted(by_position):
+        placed = set(ranking)
+        best = next((d for _, d in sorted(by_position[position]) if d not in placed), None)
+        if best is not None:
+            ranking.append(best)
+    return ranking
+
+
 def read_rankings(path: str | Path, topics: dict[str, str] | None,
                   topic_applications: dict[str, str]) -> Rankings:
-    """A UBI log (JSON lines) or a TREC run file, by content."""
+    """A store URL, a UBI log (JSON lines) or a TREC run file (by content)."""
+    if str(path).startswith(STORE_SCHEMES):
+        return read_store(str(path))
     with open(path, "rb") as handle:
         start = handle.read(4096).lstrip()[:1]
     if start == b"{":

@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import random
 
 import ir_measures
 import pytest
 from ir_measures import Judged, nDCG
 
-from collector.cli import EXIT_OK, EXIT_REGRESSION, main
+from collector.cli import EXIT_INPUT, EXIT_OK, EXIT_REGRESSION, main
 from collector.config import load_config
 from collector.judged_relevance import JudgedQuery, JudgedRankings, err_at
 from collector.replay import replay
@@ -193,3 +194,31 @@ def test_the_gate_fails_on_a_regression_in_one_stratum(tmp_path):
     html = tmp_path / "evaluate.html"
     evaluate(*common, "--run", str(run_b), "--run", run_a, "--html", str(html))
     assert "<svg" in html.read_text() and "known_item" in html.read_text()
+
+
+def test_the_store_is_a_ranking_source_one_modal_ranking_per_query(tmp_path):
+    """"tent" was shown [d1, d2, d3] twice and [d2, d1, d3] once: its modal ranking is
+    d1, d2, d3 (each position's most shown document); "lamp" [d9] once. Against d2 = 3, d1 = 0:
+    NDCG@10 = (7 / log2 3) / 7 = 1 / log2 3; the store and a log of only the modal ranking agree
+    on every measure."""
+    ubi = UBI()
+    records = [ubi.query("s1", "tent", 0, client="c1", hits=["d1", "d2", "d3"]),
+               ubi.query("s2", "Tent", 10, client="c2", hits=["d1", "d2", "d3"]),
+               ubi.query("s3", "tent", 20, client="c3", hits=["d2", "d1", "d3"]),
+               ubi.query("s4", "lamp", 30, client="c4", hits=["d9"])]
+    log = tmp_path / "ubi.jsonl"
+    log.write_bytes(b"\n".join(records) + b"\n")
+    store = f"sqlite:///{tmp_path / 'aggregates.db'}"
+    replay([str(log)], load_config(environ={}, overrides={}), store=store)
+    judgments = tmp_path / "judgments.csv"
+    judgments.write_text("application,query,doc_id,rater,grade\n,tent,d2,ann,3\n"
+                         ",tent,d1,ann,0\n")
+    from_store = _all(evaluate("--judgments", str(judgments), "--run", store))
+    assert from_store["rankings"] == 1  # lamp is not judged; tent counts once
+    assert from_store["ndcg"] == pytest.approx(1 / math.log2(3))
+    modal = tmp_path / "modal.jsonl"
+    modal.write_bytes(ubi.query("m1", "tent", 0, hits=["d1", "d2", "d3"]) + b"\n")
+    assert _all(evaluate("--judgments", str(judgments), "--run", str(modal))) == from_store
+    result = main(["evaluate", "--judgments", str(judgments), "--run",
+                   f"sqlite:///{tmp_path / 'missing' / 'x.db'}"])
+    assert result == EXIT_INPUT
