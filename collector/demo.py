@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
 from collector.engine import Engine
-from collector.examination import ExaminationCollector
+from collector.examination import ExaminationCollector, ExaminationFile
 from collector.http import MetricsServer
 from collector.judged_relevance import JudgmentsFile
 from collector.metrics import Exposition
@@ -74,16 +74,23 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
              out: TextIO = sys.stderr) -> Engine:
     """Without ``judgments.file`` the demo scores its rankings against the simulator's own
-    judgment set (``simulate --judgments-out``), so the judged metrics show too."""
+    judgment set (``simulate --judgments-out``), and without ``clicks.examination_file`` it
+    weighs clicks by the simulated users' examination curve, so those metrics show too."""
     writer = StoreWriter.from_config(config)
-    judgments = None
+    judgments = examination = None
     with tempfile.TemporaryDirectory() as directory:
         if not config["judgments.file"]:
             path = Path(directory) / "judgments.csv"
             path.write_text(Simulator(spec).judgments_csv(), encoding="utf-8")
             judgments = JudgmentsFile(str(path), config["judgments.max_grade"])
+        if not config["clicks.examination_file"]:
+            path = Path(directory) / "examination.json"
+            path.write_text(Simulator.examination_json(), encoding="utf-8")
+            examination = ExaminationFile(str(path), config["clicks.max_weight"],
+                                          config["labels.application_cap"],
+                                          config["clicks.depth"])
     engine = Engine(config, query_stats=writer.new_stats() if writer is not None else None,
-                    judgments=judgments)
+                    judgments=judgments, examination=examination)
     stats = [engine.query_stats]
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards

@@ -13,6 +13,7 @@ and state in the engine. Records are delivered with a bounded jitter (out of eve
 from __future__ import annotations
 
 import heapq
+import json
 import random
 import re
 import time
@@ -252,6 +253,16 @@ class Simulator:
                     grade = 3 - grade
                 rows.append(f",{query},{_ranked(query, index)},simulator,{grade}")
         return "\n".join(rows) + "\n"
+
+    @staticmethod
+    def examination_json() -> str:
+        """The simulated users' examination curve (clicks fall on position r with weight 1/r,
+        whatever the document) as `searchpulse clicks` writes it: every application's,
+        identified (the simulator knows it; its rankings barely move, so a fit would not)."""
+        curve = [round(1.0 / r, 6) for r in range(1, PAGE_SIZE + 1)]
+        return json.dumps({"model": "position-based", "source": "simulator", "applications": {
+            app.name: {"examination": curve, "identified": True, "impressions": 0}
+            for app in APPS}}, indent=2) + "\n"
 
     def strata_csv(self) -> str:
         rows = ["query,stratum"] + [f"{q},{STRATA[s]}" for q, s in self.vocab.strata.items()]
