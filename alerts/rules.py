@@ -33,6 +33,7 @@ COUNTERS = {
     "clicked_searches": "searchpulse_clicked_searches_total",
     "reformulated_searches": "searchpulse_reformulated_searches_total",
     "abandoned_searches": "searchpulse_abandoned_searches_total",
+    "converted_searches": "searchpulse_converted_searches_total",
     # judged relevance (collector/judged_relevance.py): summaries of judged searches
     "judged_searches": "searchpulse_judged_ndcg_at_10_count",
     "judged_ndcg_at_10": "searchpulse_judged_ndcg_at_10_sum",
@@ -54,6 +55,8 @@ RATIOS = {
     "reformulated_searches_per_searches": ("reformulated_searches", "searches"),
     "abandoned_searches_per_searches_with_results": ("abandoned_searches",
                                                      "searches_with_results"),
+    "converted_searches_per_searches_with_results": ("converted_searches",
+                                                     "searches_with_results"),
     # mean judged NDCG@10 and coverage@10 over judged searches (sum / count)
     "judged_ndcg_at_10_per_judged_searches": ("judged_ndcg_at_10", "judged_searches"),
     "judged_coverage_at_10_per_judged_searches": ("judged_coverage_at_10", "judged_searches"),
@@ -63,6 +66,12 @@ RATIOS = {
     # share of searches slower than the latency guardrail (metrics.latency_guardrail_s)
     "slow_searches_per_timed_searches": ("slow_searches", "timed_searches"),
 }
+# The rates the experiments dashboard shows per variant with a 95 % Wilson interval (1h); the
+# zero-result rate's 6h interval is the guardrail's.
+VARIANT_RATES = ("clicked_searches_per_searches_with_results",
+                 "reformulated_searches_per_searches",
+                 "abandoned_searches_per_searches_with_results",
+                 "converted_searches_per_searches_with_results")
 LEVELS = {"application": "application", "application_stratum": "application, stratum",
           "application_variant": "application, variant",
           "application_variant_team": "application, variant, team"}
@@ -598,7 +607,9 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
     for count in HEADLINE_COUNTS:
         rec.count("application", count, profile.windows.page_short)
     rec.interleaving(profile.windows.page_long)  # the experiments dashboard's verdict
-    rec.variant_rate("clicked_searches_per_searches_with_results", profile.windows.page_long)
+    # every rate per experiment variant with its Wilson interval, for the experiments dashboard
+    for ratio in VARIANT_RATES:
+        rec.variant_rate(ratio, profile.windows.page_long)
     for ratio in ("clicks_per_searches_with_results", "debiased_clicks_per_searches_with_results"):
         rec.variant_ratio(ratio, profile.windows.page_long)  # the experiments dashboard's IPS
     alerts: dict[str, list[Rule]] = {group: [] for group in GROUPS.values()}

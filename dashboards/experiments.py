@@ -91,4 +91,14 @@ def build():
         f"over the last {ticket}, with its 95 % Wilson interval, read for non-inferiority "
         "(SearchExperimentLatencyGuardrailWorse).", "percentunit",
         q.variant_interval("slow_searches_per_timed_searches", ticket), (8, 12, 0, 64)))
+    for panel_id, (title, ratio, y) in enumerate((
+            ("Reformulation rate", "reformulated_searches_per_searches", (12, 64)),
+            ("Abandonment rate", "abandoned_searches_per_searches_with_results", (0, 72)),
+            ("Conversion rate", "converted_searches_per_searches_with_results", (12, 72))),
+            start=17):
+        experiments = experiments.with_panel(series_panel(
+            panel_id, f"{title} by variant, 95 % interval", f"{title} per variant over the "
+            f"last {q.INTERLEAVING_WINDOW}, with its 95 % Wilson interval: overlapping "
+            "intervals are no verdict.", "percentunit",
+            q.variant_interval(ratio, q.INTERLEAVING_WINDOW), (8, 12, *y)))
     return experiments
