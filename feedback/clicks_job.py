@@ -27,7 +27,7 @@ from collector.query_stats import position_key
 from collector.query_store import QueryPositions, open_store
 from collector.redaction import redact
 from feedback import click_model, handoff, outputs
-from feedback.job import since_day
+from feedback.job import period_of, since_day
 from feedback.release import FeedbackRelease
 
 EXAMINATION_FILE = "examination.json"
@@ -193,11 +193,8 @@ def run_clicks(config: Config, request: ClicksRequest) -> dict[str, Any]:
     store = open_store(request.store, read_only=True)
     try:
         steps.set_postfix_str("reading")
-        until = request.until or store.newest_day()
-        if until is None:
-            raise ClicksError(f"store {redact(request.store)} holds no per-query aggregates: "
-                              f"run the collector with --store first")
-        since = since_day(request.since, until)
+        since, until = period_of(store, request.store, request.since, request.until,
+                                 ClicksError)
         pairs = read_pairs(store.positions(since), depth)
         steps.update()
         if not pairs.keys:

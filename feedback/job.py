@@ -19,7 +19,7 @@ from tqdm import tqdm
 from collector.config import Config
 from collector.examination import parse
 from collector.personal_data import PersonalData
-from collector.query_store import open_store
+from collector.query_store import QueryStore, open_store
 from collector.redaction import redact
 from collector.strata import StrataClassifier
 from feedback import handoff, outputs, report
@@ -77,6 +77,16 @@ def _curves(config: Config, path: str) -> dict[str, np.ndarray]:
         raise FeedbackError(f"examination {path}: {error}") from None
 
 
+def period_of(store: QueryStore, url: str, since: str, until: date | None,
+              error: type[ValueError] = FeedbackError) -> tuple[str, date]:
+    """(first day, last day) of the period: ``until`` or the newest day in the store."""
+    until = until or store.newest_day()
+    if until is None:
+        raise error(f"store {redact(url)} holds no per-query aggregates: run the collector "
+                    f"with --store first")
+    return since_day(since, until), until
+
+
 def since_day(since: str, until: date) -> str:
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
         return since
@@ -127,11 +137,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     store = open_store(request.store, read_only=True)
     try:
         steps.set_postfix_str("loading")
-        until = request.until or store.newest_day()
-        if until is None:
-            raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates: "
-                                f"run the collector with --store first")
-        since = since_day(request.since, until)
+        since, until = period_of(store, request.store, request.since, request.until)
         applications = store.application_totals(since)
         if applications.empty:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
