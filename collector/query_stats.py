@@ -12,7 +12,6 @@ for impressions and clicks per (position, document) — ``shown_at`` and ``click
 from __future__ import annotations
 
 import zlib
-from collections import Counter
 from heapq import nlargest
 from operator import itemgetter
 
@@ -53,19 +52,19 @@ class QueryRow(msgspec.Struct, gc=False):
     reformulations: dict[str, int] = msgspec.field(default_factory=dict)
     clicked_documents: dict[str | int, int] = msgspec.field(default_factory=dict)
     clients: dict[str, int] = msgspec.field(default_factory=dict)  # mark → searches, ≤ 8
-    shown: Counter[str | int] = msgspec.field(default_factory=Counter)  # document → times
+    shown: dict[str | int, int] = msgspec.field(default_factory=dict)  # document → times
     # "position:document" → impressions (from the result list) / clicks at a known position
-    shown_at: Counter[str] = msgspec.field(default_factory=Counter)
+    shown_at: dict[str, int] = msgspec.field(default_factory=dict)
     clicked_at: dict[str, int] = msgspec.field(default_factory=dict)
-    pending: list[tuple[str | int, ...]] = msgspec.field(default_factory=list)  # pages to count
+    # distinct first pages shown → times, not yet counted into shown / shown_at
+    pages: dict[tuple[str | int, ...], int] = msgspec.field(default_factory=dict)
 
     def add(self, other: QueryRow) -> None:
         """Add another row of the same key (a failed flush's, written again)."""
         for name in (*COUNTS, *SUMS):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.shown.update(other.shown)
-        self.shown_at.update(other.shown_at)
-        for mine, theirs in ((self.reformulations, other.reformulations),
+        for mine, theirs in ((self.shown, other.shown), (self.shown_at, other.shown_at),
+                             (self.reformulations, other.reformulations),
                              (self.clicked_documents, other.clicked_documents),
                              (self.clicked_at, other.clicked_at),
                              (self.clients, other.clients)):
@@ -74,6 +73,8 @@ class QueryRow(msgspec.Struct, gc=False):
 
 
 Key = tuple[int, str, str]  # (UTC day number, application, normalized query)
+_POSITION_KEY = "{}:{}".format
+_POSITIONS = range(1, 1 << 16)
 
 
 def position_key(key: str) -> tuple[int, str] | None:
@@ -102,6 +103,7 @@ class QueryStats:
         self.rows: dict[Key, QueryRow] = {}
         self.shown_depth = shown_depth
         self._batch = 8 * shown_depth  # the cap of `shown`, and of `shown_at` (× 4)
+        self._pages = 4 * shown_depth  # distinct pages kept before they are counted
 
     def row(self, ts: float, application: str, normalized: str) -> QueryRow:
         key = (int(ts // 86400), application, normalized)
@@ -120,19 +122,23 @@ class QueryStats:
 
     def show(self, row: QueryRow, documents: list[str | int] | None) -> None:
         """Count the first ``shown_depth`` documents of a result page as shown, at their
-        positions: the page is queued as a tuple and pages are counted once 8 are queued —
-        each distinct page once (a head query shows the same page again and again)."""
+        positions. Pages are counted as pages (a head query shows the same page again and
+        again) and their documents only at a drain, or once ``4 × shown_depth`` distinct pages
+        wait: each distinct page's documents once per flush, not once per search."""
         if documents:
-            pending = row.pending
-            pending.append(tuple(documents[:self.shown_depth]))
-            if len(pending) >= 8:
+            page = (tuple(documents) if len(documents) <= self.shown_depth
+                    else tuple(documents[:self.shown_depth]))
+            pages = row.pages
+            pages[page] = pages.get(page, 0) + 1
+            if len(pages) > self._pages:
                 self._fold(row)
 
     def shown_at(self, row: QueryRow, position: int, document: str | int) -> None:
         """An impression event of ``document`` at a known 1-based ``position`` (searches
         without a result list: their pages give no positions)."""
         if position <= self.shown_depth:
-            row.shown_at[f"{position}:{document}"] += 1
+            key = f"{position}:{document}"
+            row.shown_at[key] = row.shown_at.get(key, 0) + 1
 
     def click_at(self, row: QueryRow, position: int, document: str | int) -> None:
         """A click on ``document`` at a known 1-based ``position`` within ``shown_depth``."""
@@ -143,23 +149,24 @@ class QueryStats:
 
     def _fold(self, row: QueryRow) -> None:
         shown, shown_at = row.shown, row.shown_at
-        for page, times in Counter(row.pending).items():
-            for position, document in enumerate(page, 1):
-                shown[document] += times
-                shown_at[f"{position}:{document}"] += times
-        row.pending.clear()
+        count, count_at = shown.get, shown_at.get
+        for page, times in row.pages.items():
+            for document in page:
+                shown[document] = count(document, 0) + times
+            for key in map(_POSITION_KEY, _POSITIONS, page):  # "1:d7", "2:d3", …
+                shown_at[key] = count_at(key, 0) + times
+        row.pages.clear()
         cap = self._batch
         if len(shown) > cap:  # memory bound: keep the most shown half (approximate)
-            row.shown = Counter(dict(nlargest(cap // 2, shown.items(), key=itemgetter(1))))
+            row.shown = dict(nlargest(cap // 2, shown.items(), key=itemgetter(1)))
         if len(shown_at) > 4 * cap:
-            row.shown_at = Counter(dict(nlargest(2 * cap, shown_at.items(),
-                                                 key=itemgetter(1))))
+            row.shown_at = dict(nlargest(2 * cap, shown_at.items(), key=itemgetter(1)))
 
     def drain(self) -> dict[Key, QueryRow]:
         """Every row, complete, and a fresh start."""
         rows, self.rows = self.rows, {}
         for row in rows.values():
-            if row.pending:
+            if row.pages:
                 self._fold(row)
             row.live = False
         return rows
