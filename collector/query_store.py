@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime
 from heapq import nlargest
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -115,6 +115,8 @@ _decode = msgspec.json.Decoder(dict[str, int]).decode
 
 def top_items(counts: dict[Any, int], keep: int) -> str:
     """The ``keep`` most frequent items as a JSON object, most frequent first."""
+    if not counts:
+        return "{}"
     if len(counts) > keep:
         counts = dict(nlargest(keep, counts.items(), key=itemgetter(1)))
     return _encode(counts).decode()
@@ -230,10 +232,14 @@ class QueryStore:
         days: dict[int, str] = {}
         keep = self.items_per_flush
         clients = keep["clients"]
+        shown, clicked, reformulations, _, shown_at, clicked_at = (keep[c] for c in _ITEMS)
+        counts = attrgetter(*_COLUMNS)  # one C call per row for every count
         values = [
             (application, query, days.get(day) or days.setdefault(day, day_name(day)),
-             *(getattr(row, c) for c in _COLUMNS),
-             *(top_items(getattr(row, c), keep[c]) for c in _ITEMS),
+             *counts(row), top_items(row.shown, shown),
+             top_items(row.clicked_documents, clicked),
+             top_items(row.reformulations, reformulations), top_items(row.clients, clients),
+             top_items(row.shown_at, shown_at), top_items(row.clicked_at, clicked_at),
              min(len(row.clients), clients))
             for (day, application, query), row in rows]
         try:
