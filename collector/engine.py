@@ -78,6 +78,7 @@ class Engine:
                 k=config["top_queries.size"], window_s=config["top_queries.window_s"],
                 min_clients=config["privacy.min_distinct_clients"]),
             query_stats=query_stats,
+            team_attribute=bool(config["events.team_attribute"]),
         )
         if judgments is None and config["judgments.file"]:
             judgments = JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])

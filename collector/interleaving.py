@@ -26,10 +26,10 @@ TEAM_CAP = 8  # teams per series; more are counted as "other"
 UNTAGGED = ""
 
 
-def team_of(obj: EventObject) -> str | None:
-    """The team of a clicked result: the configured attribute (``events.team_attribute``)
-    first, then each producer's own."""
-    team = getattr(obj, "team", None)
+def team_of(obj: EventObject, configured: bool = False) -> str | None:
+    """The team of a clicked result: with ``configured``, the attribute
+    ``events.team_attribute`` names first (decoded as ``obj.team``); then each producer's."""
+    team = obj.team if configured else None  # type: ignore[attr-defined]
     if team is None:
         team = obj.search_config
     if team is None:

@@ -101,6 +101,7 @@ class Sessionizer:
         position_base: int = 1,
         zero_result_queries: TopZeroResultQueries | None = None,
         query_stats: QueryStats | None = None,
+        team_attribute: bool = False,
     ) -> None:
         self.table = table
         self.strata = strata
@@ -111,6 +112,7 @@ class Sessionizer:
         self.position_base = position_base
         self.zero_result_queries = zero_result_queries or TopZeroResultQueries()
         self.query_stats = query_stats  # per-query aggregates, when a store is configured
+        self.team_attribute = team_attribute  # events.team_attribute is set
         self.judged: JudgedRankings | None = None  # the judgment set, when one is loaded
         # application → IPS weight per position (collector/examination.py), when loaded
         self.click_weights: dict[str, tuple[float, ...]] | None = None
@@ -296,7 +298,7 @@ class Sessionizer:
 
         series.clicks += 1
         if obj is not None:
-            team = team_of(obj)
+            team = team_of(obj, self.team_attribute)
             if team is not None or search.teams is not None:
                 self._team_click(search, UNTAGGED if team is None else team)
         elif search.teams is not None:
