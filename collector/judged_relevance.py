@@ -30,7 +30,7 @@ MEMO = 8  # distinct rankings remembered per judged query
 class JudgedQuery:
     """The final grades of one (application, query) and its ideal DCG@10."""
 
-    __slots__ = ("grades", "ideal", "scored")
+    __slots__ = ("grades", "ideal", "scored", "terms")
 
     def __init__(self, grades: dict[str, int]) -> None:
         self.grades: dict[str | int, int] = dict(grades)
@@ -41,6 +41,8 @@ class JudgedQuery:
         self.scored: dict[tuple, tuple[float, float, float]] = {}
         best = sorted(grades.values(), reverse=True)[:DEPTH]  # the given grades, once each
         self.ideal = sum(((1 << g) - 1) * d for g, d in zip(best, DISCOUNT, strict=False))
+        # document → (gain, ERR stop probability): set when first scored (it needs max_grade)
+        self.terms: dict[str | int, tuple[int, float]] | None = None
 
 
 class JudgedRankings:
@@ -65,22 +67,25 @@ class JudgedRankings:
 
     def score(self, judged: JudgedQuery, shown: list) -> tuple[float, float, float]:
         """(NDCG@10, ERR@10, judged coverage@10) of the non-empty list ``shown``."""
-        top = tuple(shown[:DEPTH])
+        top = tuple(shown) if len(shown) <= DEPTH else tuple(shown[:DEPTH])
         scored = judged.scored.get(top)
         if scored is not None:
             return scored
-        get = judged.grades.get
-        stops = self._stop
+        terms = judged.terms
+        if terms is None:  # one lookup per shown document from now on
+            stops = self._stop
+            terms = judged.terms = {d: (GAIN[g], stops[g]) for d, g in judged.grades.items()}
+        get = terms.get
         dcg = err = 0.0
         remaining = 1.0
         covered = 0
         for document, discount, reciprocal in zip(top, DISCOUNT, RECIPROCAL, strict=False):
-            grade = get(document)
-            if grade is not None:
+            term = get(document)
+            if term is not None:
                 covered += 1
-                if grade:
-                    dcg += GAIN[grade] * discount
-                    stop = stops[grade]
+                gain, stop = term
+                if gain:
+                    dcg += gain * discount
                     err += remaining * stop * reciprocal
                     remaining *= 1.0 - stop
         scored = (dcg / judged.ideal if judged.ideal else 0.0), err, covered / len(top)
