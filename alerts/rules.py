@@ -391,12 +391,9 @@ def _judgments_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
 
 @builds("SearchExperimentSampleRatioMismatch")
 def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
-    t, sel = profile.thresholds, profile.deployment.selector
+    t = profile.thresholds
     _, window = profile.windows.pair(row.windows)
-    searches = rec._add(
-        f"application_variant:searchpulse_searches:increase{window}",
-        f'sum by (application, variant) (increase(searchpulse_searches_total{{{sel},'
-        f'variant!~"none|other"}}[{window}]))')
+    searches = rec.variant_count("searches", window)
     expected = rec._add(
         f"application:searchpulse_searches_per_variant:increase{window}",
         f"sum by (application) ({searches}) / (count by (application) ({searches}) > 0)")
