@@ -28,21 +28,23 @@ MEMO = 8  # distinct rankings remembered per judged query
 
 
 class JudgedQuery:
-    """The final grades of one (application, query) and its ideal DCG@10."""
+    """One (application, query)'s grades and its ideal DCG@10."""
 
-    __slots__ = ("grades", "ideal", "scored", "terms")
+    __slots__ = ("grades", "ideal", "scored")
 
     def __init__(self, grades: dict[str, int]) -> None:
+        # Grades are small ints, CPython's shared objects: a lookup touches no per-document
+        # value (the scoring runs between the hot path's lookups, on a cold cache).
         self.grades: dict[str | int, int] = dict(grades)
         # UBI hit ids may be JSON numbers: a numeric id is found under its int form too
         self.grades.update((int(d), g) for d, g in grades.items() if d.isdigit() and len(d) < 19)
-        # Scores of the last few distinct rankings shown: a query's ranking rarely changes
-        # between searches, so most searches are one tuple hash and a lookup.
-        self.scored: dict[tuple, tuple[float, float, float]] = {}
+        # Scores of the last few distinct rankings shown, keyed by the ranking's hash (a
+        # 64-bit hash: equal rankings collide by design, others with odds ~2^-64): a query's
+        # ranking rarely changes between searches, so most searches are one hash and a lookup.
+        # First in, first out, so a ranking that changed for good stops taking a place.
+        self.scored: dict[int, tuple[float, float, float]] = {}
         best = sorted(grades.values(), reverse=True)[:DEPTH]  # the given grades, once each
         self.ideal = sum(((1 << g) - 1) * d for g, d in zip(best, DISCOUNT, strict=False))
-        # document → (gain, ERR stop probability): set when first scored (it needs max_grade)
-        self.terms: dict[str | int, tuple[int, float]] | None = None
 
 
 class JudgedRankings:
@@ -56,7 +58,7 @@ class JudgedRankings:
                                 for application, documents in by_application.items()}
                         for query, by_application in grades.items()}
         self.max_grade = max_grade
-        self._stop = [((1 << g) - 1) / (1 << max_grade) for g in range(max_grade + 1)]
+        self._stops = tuple(((1 << g) - 1) / (1 << max_grade) for g in range(max_grade + 1))
 
     def __len__(self) -> int:
         return sum(len(by_application) for by_application in self.queries.values())
@@ -68,29 +70,28 @@ class JudgedRankings:
     def score(self, judged: JudgedQuery, shown: list) -> tuple[float, float, float]:
         """(NDCG@10, ERR@10, judged coverage@10) of the non-empty list ``shown``."""
         top = tuple(shown) if len(shown) <= DEPTH else tuple(shown[:DEPTH])
-        scored = judged.scored.get(top)
+        key = hash(top)
+        memo = judged.scored
+        scored = memo.get(key)
         if scored is not None:
             return scored
-        terms = judged.terms
-        if terms is None:  # one lookup per shown document from now on
-            stops = self._stop
-            terms = judged.terms = {d: (GAIN[g], stops[g]) for d, g in judged.grades.items()}
-        get = terms.get
+        grade_of, stops = judged.grades.get, self._stops
         dcg = err = 0.0
         remaining = 1.0
         covered = 0
         for document, discount, reciprocal in zip(top, DISCOUNT, RECIPROCAL, strict=False):
-            term = get(document)
-            if term is not None:
+            grade = grade_of(document)
+            if grade is not None:
                 covered += 1
-                gain, stop = term
-                if gain:
-                    dcg += gain * discount
+                if grade:
+                    dcg += GAIN[grade] * discount
+                    stop = stops[grade]
                     err += remaining * stop * reciprocal
                     remaining *= 1.0 - stop
         scored = (dcg / judged.ideal if judged.ideal else 0.0), err, covered / len(top)
-        if len(judged.scored) < MEMO:
-            judged.scored[top] = scored
+        if len(memo) >= MEMO:
+            del memo[next(iter(memo))]
+        memo[key] = scored
         return scored
 
 

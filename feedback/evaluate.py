@@ -139,7 +139,10 @@ def score(rankings: Rankings, final: pd.DataFrame, k: int, max_grade: int) -> pd
     from ir_measures import AP, RR, Judged, P, R, nDCG
 
     grades = _grades_of(final)
-    keys, qrels, run = [], [], []
+    # ir_measures' dict-of-dict form: what pytrec_eval takes as it is (no per-pair tuples)
+    keys: list[tuple[tuple[str, str, str], dict[str, int], list[str]]] = []
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
     for key, documents in rankings.ranked.items():
         judged = grades.get(key[:2]) or grades.get(("", key[1]))
         if judged is None:
@@ -147,15 +150,21 @@ def score(rankings: Rankings, final: pd.DataFrame, k: int, max_grade: int) -> pd
         documents = list(dict.fromkeys(documents))  # trec_eval refuses a repeated document
         qid = str(len(keys))
         keys.append((key, judged, documents))
-        qrels.extend(ir_measures.Qrel(qid, d, g) for d, g in judged.items())
-        run.extend(ir_measures.ScoredDoc(qid, d, float(len(documents) - rank))
-                   for rank, d in enumerate(documents))
+        qrels[qid] = judged
+        run[qid] = {d: float(len(documents) - rank) for rank, d in enumerate(documents)}
     gains = {g: 2 ** g - 1 for g in range(max_grade + 1)}
     names = {nDCG(gains=gains) @ k: "ndcg", AP(rel=1): "ap", P(rel=1) @ k: "p",
              R(rel=1) @ k: "r", RR(rel=1): "rr", Judged @ k: "judged"}
     values: dict[str, dict[str, float]] = {name: {} for name in names.values()}
+    # A measure hashes by building its repr: look each result's measure up by identity
+    # (the object held, so its id is not reused), by name only once per distinct object.
+    seen: dict[int, tuple[object, dict[str, float]]] = {}
     for metric in ir_measures.iter_calc(list(names), qrels, run):
-        values[names[metric.measure]][metric.query_id] = metric.value
+        measure = metric.measure
+        known = seen.get(id(measure))
+        if known is None or known[0] is not measure:
+            known = seen[id(measure)] = measure, values[names[measure]]
+        known[1][metric.query_id] = metric.value
     rows = []
     for i, (key, judged, documents) in enumerate(keys):
         qid = str(i)
