@@ -14,7 +14,7 @@ wins for that application. The set is loaded once and shared by every engine of 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from math import log2
 from pathlib import Path
 
@@ -67,9 +67,10 @@ class JudgedRankings:
         by_application = self.queries.get(query)
         return None if by_application is None else of_application(by_application, application)
 
-    def score(self, judged: JudgedQuery, shown: list) -> tuple[float, float, float]:
-        """(NDCG@10, ERR@10, judged coverage@10) of the non-empty list ``shown``."""
-        top = tuple(shown) if len(shown) <= DEPTH else tuple(shown[:DEPTH])
+    def score(self, judged: JudgedQuery, shown: Sequence[str | int]
+              ) -> tuple[float, float, float]:
+        """(NDCG@10, ERR@10, judged coverage@10) of the non-empty ranking ``shown``."""
+        top = tuple(shown[:DEPTH]) if shown.__class__ is not tuple or len(shown) > DEPTH else shown
         key = hash(top)
         memo = judged.scored
         scored = memo.get(key)

@@ -120,14 +120,14 @@ class QueryStats:
             mark = f"{zlib.crc32(client.encode()):08x}"
             marks[mark] = marks.get(mark, 0) + 1
 
-    def show(self, row: QueryRow, documents: list[str | int] | None) -> None:
+    def show(self, row: QueryRow, documents: tuple[str | int, ...] | None) -> None:
         """Count the first ``shown_depth`` documents of a result page as shown, at their
         positions. Pages are counted as pages (a head query shows the same page again and
         again) and their documents only at a drain, or once ``4 × shown_depth`` distinct pages
         wait: each distinct page's documents once per flush, not once per search."""
         if documents:
-            page = (tuple(documents) if len(documents) <= self.shown_depth
-                    else tuple(documents[:self.shown_depth]))
+            page = (documents if len(documents) <= self.shown_depth
+                    else documents[:self.shown_depth])
             pages = row.pages
             pages[page] = pages.get(page, 0) + 1
             if len(pages) > self._pages:

@@ -200,7 +200,8 @@ class Sessionizer:
         return acc.ACCEPTED
 
     def _score(self, series: QualitySeries, by_application: dict[str, JudgedQuery],
-               application: str | None, hits: list) -> tuple[float, float] | None:
+               application: str | None, hits: tuple[str | int, ...]
+               ) -> tuple[float, float] | None:
         """Judged NDCG@10, ERR@10 and coverage@10 of the ranking a judged query returned;
         (NDCG, coverage) for its per-query row, None when not judged for this application."""
         judged_rankings = self.judged

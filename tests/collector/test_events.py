@@ -87,7 +87,7 @@ def test_real_producer_quirks_are_tolerated():
     assert (attrs.total_hits, attrs.page, attrs.latency_ms) == (12, 1, 80.5)
 
     legacy = decode(b'{"user_query": "x", "query_response_objects_ids": ["a", 2]}')
-    assert legacy.query_response_objects_ids == ["a", 2]
+    assert legacy.query_response_objects_ids == ("a", 2)
 
 
 _json = st.recursive(
