@@ -38,9 +38,11 @@ class JudgedQuery:
         self.grades: dict[str | int, int] = dict(grades)
         # UBI hit ids may be JSON numbers: a numeric id is found under its int form too
         self.grades.update((int(d), g) for d, g in grades.items() if d.isdigit() and len(d) < 19)
-        # Scores of the last few distinct rankings shown, keyed by the ranking's hash (a
-        # 64-bit hash: equal rankings collide by design, others with odds ~2^-64): a query's
-        # ranking rarely changes between searches, so most searches are one hash and a lookup.
+        # Scores of the last few distinct rankings shown, keyed by the ranking's 64-bit hash
+        # (text ids hash with a per-process key: two rankings collide with odds ~2^-64; integer
+        # ids hash to themselves modulo 2^61 − 1, so only ids differing by a multiple of that
+        # could share a score): a query's ranking rarely changes between searches, so most
+        # searches are one hash and a lookup.
         # First in, first out, so a ranking that changed for good stops taking a place.
         self.scored: dict[int, tuple[float, float, float]] = {}
         best = sorted(grades.values(), reverse=True)[:DEPTH]  # the given grades, once each
