@@ -12,13 +12,14 @@ import sys
 import textwrap
 import time
 from collections import Counter
+from datetime import date
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.query_stats import QueryStats
+from collector.query_stats import QueryRow, QueryStats
 from collector.query_store import StoreError, open_store
 from collector.replay import replay
 from collector.sources.simulator import SimulationSpec, Simulator
@@ -127,7 +128,7 @@ def test_offsets_commit_with_the_rows_and_a_failed_flush_keeps_them(store_url):
 
 _FLUSHER = textwrap.dedent("""
     import sys
-    from collector.query_stats import QueryStats
+    from collector.query_stats import QueryRow, QueryStats
     from collector.store_writer import StoreHealthCollector, StoreWriter
     from collector.query_store import open_store
 
@@ -231,12 +232,15 @@ def test_a_store_of_an_older_version_is_read_as_it_is_and_upgraded_by_a_writer(t
                + ", reciprocal_rank_sum REAL NOT NULL, PRIMARY KEY (application, query, day))")
     db.execute("INSERT INTO query_stats VALUES ('web', 'tent', '2026-01-05', 5, 1, 3, 3, 4, "
                "0, 1, 1, 2.5)")
+    db.execute("INSERT INTO query_stats VALUES ('web', 'lamp', '2026-01-04', 1, 0, 0, 0, 0, "
+               "0, 0, 1, 0)")
     db.commit()
     db.close()
     url = f"sqlite:///{path}"
     reader = open_store(url, read_only=True)
+    assert reader.newest_day() == date(2026, 1, 5)  # no table of days: from every row
     totals = reader.totals("2026-01-01")
-    assert totals[["searches", "clicks", "judged_searches", "client_marks"]].iloc[0].tolist() \
+    assert totals[["searches", "clicks", "judged_searches", "client_marks"]].iloc[1].tolist() \
         == [5, 4, 0, 0]
     assert reader.items("web", "tent", "2026-01-01") == {
         "shown": {}, "clicked_documents": {}, "reformulations": {}, "clients": {},
@@ -246,5 +250,32 @@ def test_a_store_of_an_older_version_is_read_as_it_is_and_upgraded_by_a_writer(t
     columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(query_stats)")]
     assert "shown_at" not in columns  # a reader never changes a store
     open_store(url).close()
-    columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(query_stats)")]
+    db = sqlite3.connect(path)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(query_stats)")]
     assert {"shown_at", "clicked_at", "judged_ndcg_sum", "client_marks"} <= set(columns)
+    assert db.execute("SELECT day FROM store_days ORDER BY day").fetchall() == [
+        ("2026-01-04",), ("2026-01-05",)]  # the writer filled in the days the store held
+
+
+def test_the_newest_day_is_read_from_the_days_written_with_the_rows(store_url):
+    """Every flush notes its rows' days in the same transaction, retention drops them with
+    the rows, and the newest day is read from them: one lookup, not a scan of every row."""
+    store = open_store(store_url, retention_days=2)
+    assert store.newest_day() is None
+    day = 20_458  # 2026-01-05
+    store.add([((day, "web", "tent"), QueryRow(searches=1)),
+               ((day - 1, "web", "tent"), QueryRow(searches=1))])
+    assert store.newest_day() == date(2026, 1, 5)
+    store.add([((day + 3, "web", "lamp"), QueryRow(searches=2))])  # 2026-01-08: 2 days kept
+    assert store.newest_day() == date(2026, 1, 8)
+    reader = open_store(store_url, read_only=True)
+    assert reader.newest_day() == date(2026, 1, 8)
+    assert [r["day"] for r in reader.rows()] == ["2026-01-08"]
+    reader.close()
+    cursor = store.db.cursor()
+    cursor.execute("SELECT day FROM store_days")
+    assert [d for (d,) in cursor.fetchall()] == ["2026-01-08"]
+    if store_url.startswith("sqlite"):
+        plan = store.db.execute(f"EXPLAIN QUERY PLAN {store._sql['newest_day']}").fetchall()
+        assert "query_stats" not in str(plan) and "store_days" in str(plan)
+    store.close()
