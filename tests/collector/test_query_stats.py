@@ -128,7 +128,7 @@ def test_offsets_commit_with_the_rows_and_a_failed_flush_keeps_them(store_url):
 
 _FLUSHER = textwrap.dedent("""
     import sys
-    from collector.query_stats import QueryRow, QueryStats
+    from collector.query_stats import QueryStats
     from collector.store_writer import StoreHealthCollector, StoreWriter
     from collector.query_store import open_store
 
