@@ -32,6 +32,28 @@ def test_ndcg_err_and_coverage_by_hand():
     assert rankings.score(JudgedQuery({"a": 0}), ["a"]) == (0.0, 0.0, 1.0)
 
 
+def test_remembered_scores_equal_fresh_ones_on_every_path():
+    """A query's memo answers by the ranking's hash or by its grades: rankings that differ only
+    by unjudged documents or by documents of equal grade share a score, any other change does
+    not, and a full memo forgets its oldest entries, never a wrong score."""
+    grades = {"a": 3, "b": 2, "c": 2, "d": 0}
+    rankings = JudgedRankings((), 3)
+
+    def fresh(shown: list[str]) -> tuple[float, float, float]:
+        return rankings.score(JudgedQuery(grades), shown)
+
+    remembering = JudgedQuery(grades)
+    shown = [["a", "b", "x"], ["a", "b", "y"], ["a", "c", "x"], ["b", "a", "x"], ["a", "b", "x"],
+             ["a", "d", "x"], ["a", "x", "x"]]
+    shown += [["a", f"u{i}", "b"] for i in range(40)] + shown  # past MEMO: evicted, rescored
+    for ranking in shown:
+        assert rankings.score(remembering, ranking) == fresh(ranking)
+    assert fresh(["a", "b", "x"]) == fresh(["a", "c", "y"]) != fresh(["b", "a", "x"])
+    # a grade-0 document gains nothing but is judged: same NDCG and ERR, not the same coverage
+    assert fresh(["a", "d", "x"])[:2] == fresh(["a", "x", "x"])[:2]
+    assert (fresh(["a", "d", "x"])[2], fresh(["a", "x", "x"])[2]) == (2 / 3, 1 / 3)
+
+
 def test_an_application_row_wins_over_one_for_every_application():
     rankings = JudgedRankings([("", "tent", "d1", 3), ("web", "tent", "d1", 0),
                                ("", "lamp", "d2", 1)], 3)
