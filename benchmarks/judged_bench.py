@@ -13,6 +13,13 @@ offline gate runs.
 2. Offline gate: `searchpulse evaluate` comparing two TREC runs of 100,000 queries × 10
    documents against 100,000 judged queries × 10 grades, in a child process: wall and CPU
    seconds.
+
+    python -m benchmarks.judged_bench --by-share [--records 1000000] [--rounds 5]
+
+   instead: the live cost by the share of searches that are judged. Sets of the same size
+   (10,000 × 50) that judge the simulated head queries only (about half of all searches, by the
+   vocabulary's construction), head and torso (about 80 %), or every query (the worst case
+   above), each against the mean of a plain replay before and after them in the same round.
 """
 
 from __future__ import annotations
@@ -49,9 +56,14 @@ REPLAY = ("import sys, time\nfrom collector.config import load_config\n"
           "print(time.process_time() - started, load, summary['records'])")
 
 
-def judgment_set(path: Path) -> None:
-    """Every simulated query × its 50 best-ranked documents, then synthetic queries."""
-    queries = list(Simulator(SimulationSpec(seed=42)).vocab.queries)
+SHARES = {"head": (0,), "head-torso": (0, 1), "all": (0, 1, 2)}  # strata judged
+
+
+def judgment_set(path: Path, strata: tuple[int, ...] = SHARES["all"]) -> None:
+    """The simulated queries of ``strata`` × their 50 best-ranked documents, then synthetic
+    queries up to 10,000."""
+    vocabulary = Simulator(SimulationSpec(seed=42)).vocab
+    queries = [query for query in vocabulary.queries if vocabulary.strata[query] in strata]
     queries += [f"synthetic query {i}" for i in range(JUDGED_QUERIES - len(queries))]
     rng = random.Random(1)
     with open(path, "w", encoding="utf-8") as handle:
@@ -84,26 +96,64 @@ GATE = ("import sys\nfrom collector.cli import main\n"
         "sys.argv[3], '--run', sys.argv[4], '--json'])")
 
 
+def judgment_file(share: str = "all") -> Path:
+    """The cached judgment set judging the simulated queries of ``share``; made when missing."""
+    suffix = "" if share == "all" else f"-{share}"
+    path = CACHE / f"judged-{JUDGED_QUERIES}x{DOCUMENTS}{suffix}.csv"
+    if not path.exists():
+        judgment_set(path, SHARES[share])
+    return path
+
+
+def replay_seconds(log: Path, judgments: Path | None = None) -> tuple[float, float, int]:
+    """(replay CPU seconds, judgment set load CPU seconds, records) in a fresh interpreter."""
+    extra = () if judgments is None else (str(judgments),)
+    done = subprocess.run([sys.executable, "-c", REPLAY, str(log), *extra],
+                          capture_output=True, text=True, check=True)
+    seconds, load, records = done.stdout.split()
+    return float(seconds), float(load), int(records)
+
+
+def by_share(log: Path, rounds: int) -> dict[str, object]:
+    """Replay ÷ plain replay for judgment sets that judge more or fewer of the searches."""
+    sets = {name: judgment_file(name) for name in SHARES}
+    ratios: dict[str, list[float]] = {name: [] for name in sets}
+    for _ in range(rounds):  # interleaved, a plain replay before and after the sets
+        before = replay_seconds(log)[0]
+        judged = {name: replay_seconds(log, path)[0] for name, path in sets.items()}
+        plain = (before + replay_seconds(log)[0]) / 2
+        for name, seconds in judged.items():
+            ratios[name].append(plain / seconds)
+        print("  ".join(f"{name} × {values[-1]:.3f}" for name, values in ratios.items()))
+    medians = {name: statistics.median(values) for name, values in ratios.items()}
+    print("medians: " + ", ".join(f"{name} {median:.3f}" for name, median in medians.items()))
+    return {"ratio_per_round_by_share": ratios, "ratio_median_by_share": medians}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--by-share", action="store_true",
+                        help="the live cost by the share of searches judged, instead")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     log = simulated_log(args.records)
-    judgments = CACHE / f"judged-{JUDGED_QUERIES}x{DOCUMENTS}.csv"
-    if not judgments.exists():
-        judgment_set(judgments)
+    if args.by_share:
+        result = {"machine": platform.platform(), "python": platform.python_version(),
+                  "records": args.records, **by_share(log, args.rounds)}
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        return
+    judgments = judgment_file()
     ratios, plain, judged, loads = [], [], [], []
     for _ in range(args.rounds):  # interleaved: the machine's noise hits both alike
-        for runs, extra in ((plain, ()), (judged, (str(judgments),))):
-            done = subprocess.run([sys.executable, "-c", REPLAY, str(log), *extra],
-                                  capture_output=True, text=True, check=True)
-            seconds, load, records = done.stdout.split()
-            runs.append(int(records) / float(seconds))
+        for runs, extra in ((plain, None), (judged, judgments)):
+            seconds, load, records = replay_seconds(log, extra)
+            runs.append(records / seconds)
             if extra:
-                loads.append(float(load))
+                loads.append(load)
         ratios.append(judged[-1] / plain[-1])
         print(f"replay {plain[-1]:,.0f} rec/s, with judgments {judged[-1]:,.0f} rec/s "
               f"(× {ratios[-1]:.3f}), set loaded in {loads[-1]:.2f} s CPU")
