@@ -133,7 +133,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "kafka.bootstrap_servers": args.bootstrap_servers,
         "kafka.topics": ",".join(args.topic) if args.topic else None,
         "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
-        "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout,
+        "http.port": args.metrics_port, "ordering.idle_s": args.idle,
         "store.url": args.store, "judgments.file": args.judgments,
         "clicks.examination_file": args.examination, **_web(args)})
     run_collector(config)
@@ -468,7 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-id", help="kafka.group_id")
     p.add_argument("--instance-id", help="kafka.instance_id (default: host name)")
     p.add_argument("--metrics-port", type=int, help="http.port (default 9464)")
-    p.add_argument("--idle-timeout", type=float, help="kafka.idle_timeout_s (default 60)")
+    p.add_argument("--idle", type=float, help="ordering.idle_s (default 30)")
     _serving(p)
     _store(p)
     _live_judgments(p)

@@ -111,6 +111,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ordering.max_ahead_s", float, 600.0,
             "A client whose first record is further ahead of the stream clock has its clock "
             "corrected; closer, its records wait for the stream.", _positive),
+    Setting("ordering.idle_s", float, 30.0,
+            "Seconds without a record (wall clock) after which a partition is idle: what it "
+            "holds is released and its stream time follows the wall clock.", _positive),
     Setting("windows.reformulation_s", float, 300.0,
             "A next search within this many seconds can reformulate the previous one.", _positive),
     Setting("windows.abandonment_s", float, 300.0,
@@ -261,9 +264,6 @@ SETTINGS: tuple[Setting, ...] = (
             "Compacted topic of per-instance counter snapshots.", None),
     Setting("kafka.commit_interval_s", float, 1.0,
             "Seconds between checkpoints; also how stale /metrics may be.", _positive),
-    Setting("kafka.idle_timeout_s", float, 60.0,
-            "Wall seconds after which an idle partition's watermark follows the clock.",
-            _positive),
     Setting("kafka.session_timeout_s", float, 45.0,
             "A member silent this long loses its partitions (a restart under the same "
             "instance id takes them back at once: static membership).", _positive),

@@ -31,11 +31,21 @@ from collector.events import (
 )
 from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
+from collector.probation import AHEAD as HELD_AHEAD
+from collector.probation import HeldRecord, Probation
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
-from collector.stream_clock import SAMPLE_MASK, TICKS, Reference, StreamClock
+from collector.stream_clock import (
+    AHEAD,
+    EVENT_AHEAD,
+    EVENT_VS_SEARCH,
+    SAMPLE_MASK,
+    TICKS,
+    Reference,
+    StreamClock,
+)
 from collector.view import View
 from collector.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
 
@@ -94,6 +104,12 @@ class Engine:
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
                                  self.stats)
+        self.probation = Probation()
+        # A vote for a held record is stamped at most this much before it: a query may lead
+        # the stream by max_ahead, an event its search's stream by twice the tolerance.
+        self._slack = {_QUERY: config["ordering.max_ahead_s"],
+                       _EVENT: 2 * config["ordering.clock_tolerance_s"]}
+        self.idle_s = config["ordering.idle_s"]
         # The event-time buffer: a calendar queue of 1 / TICKS s buckets (unsorted until
         # released; the watermark moves in whole buckets), ``order`` a heap of their numbers.
         # An append per record and one C sort per bucket instead of a heap push and pop.
@@ -120,6 +136,9 @@ class Engine:
         buckets, order, arrival, pending = self.buckets, self.order, self.arrival, self.pending
         note_query, sample = clock.note_query, clock.sample
         skewed = clock.skewed
+        probation = self.probation
+        held, held_clients, vote, settle = (probation.held, probation.clients, probation.vote,
+                                            self._settle)
         expose = self._expose
         wire = self.wire.decode
         for n, raw in enumerate(raws):
@@ -155,8 +174,11 @@ class Engine:
             except Exception as error:  # a poison record never stops the engine
                 self._unexpected(kind, raw, error)
                 continue
+            if held:  # records on probation: this one's stamp is a vote
+                settle(vote(ts, rec.client_id or rec.session_id, clock.reach()))
             if clock.low <= ts <= clock.high and (  # taken as it is
-                    not skewed or (rec.client_id or rec.session_id) not in skewed):
+                    not skewed or (rec.client_id or rec.session_id) not in skewed) and (
+                    not held_clients or (rec.client_id or rec.session_id) not in held_clients):
                 # The hot path of _buffer, inline: the bucket, the stream clock's notes.
                 if kind == _QUERY or action != EXPOSURE or not expose(rec, ts):
                     entry = (ts, kind, rec.query_id, raw, next(arrival), rec)
@@ -175,48 +197,80 @@ class Engine:
                     sample(ts)
             elif self.warmup is not None:
                 self.warmup.append((ts, kind, raw, rec, clock.at_arrival()))
-                clock.note(ts, kind == _QUERY)
+                if kind == _QUERY:
+                    note_query(ts)
+                if not int(ts * 1000.0) & SAMPLE_MASK:
+                    sample(ts)
                 if clock.ready:
                     self._end_warmup(judge=True)
             else:
                 admit(ts, kind, raw, rec)
+                if not int(ts * 1000.0) & SAMPLE_MASK:  # every raw stamp, whatever its clock
+                    sample(ts)
             if not n & _RELEASE_EVERY:
                 self._release()
         self._release()
 
-    def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord, sample: bool = True,
-               at: Reference | None = None, judge: bool = True) -> None:
-        """Correct one decoded record's time by its client's clock offset and buffer it. Only
-        records whose time stands as stamped feed the stream clock (``sample``); ``at``: the
-        clock a record held in the warm-up is judged against."""
+    def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
+               at: Reference | None = None, judge: bool = True, verdict: int = 0) -> None:
+        """Correct one decoded record's time by its client's clock offset and buffer it, or
+        hold it on probation when it looks ahead of the stream (``verdict``: what probation
+        decided for a held record). Only records whose time stands as stamped move the
+        stream's edge; ``at``: the clock a record held in the warm-up is judged against."""
         clock = self.clock
         client = (rec.client_id or rec.session_id) if judge else None
+        standing = True
         if client:
+            if not verdict and client in self.probation.clients:  # its client's record waits
+                self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
+                return
             search = self._search_window(rec) if kind == _EVENT else None
             offset = clock.offset(kind, client)
             if offset is None:
-                offset = clock.decide(kind, client, ts, search, at)
+                offset, reason = clock.judge(kind, client, ts, search, at)
+                if reason == AHEAD or reason == EVENT_AHEAD:
+                    if not verdict:  # the stream may be there too: other clients will say
+                        self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
+                        return
+                    if verdict != HELD_AHEAD:
+                        offset, reason = 0.0, ""  # they said the stream is there
+                    elif reason == EVENT_AHEAD:
+                        reason = EVENT_VS_SEARCH if search is not None else AHEAD
+                clock.keep(kind, client, offset, reason)
             elif offset:
                 offset = clock.revise(kind, client, ts, offset, search)
             if offset:
                 ts -= offset
                 self.stats.retimed[acc.CLIENT_OFFSET] += 1
-                sample = False
+                standing = False
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
-            self._buffer(ts, kind, rec, raw, sample)
+            self._buffer(ts, kind, rec, raw, standing)
 
-    def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes, sample: bool) -> None:
+    def _hold(self, record: HeldRecord) -> None:
+        self._settle(self.probation.hold(record))
+
+    def _settle(self, released: list[HeldRecord]) -> None:
+        """Admit what probation released, in arrival order, then whatever that let go (a
+        query that stands moves the edge other held records are judged by)."""
+        while released:
+            for record in released:
+                self._admit(record.ts, record.kind, record.raw, record.rec, record.at,
+                            verdict=record.verdict)
+            released = self.probation.ready(self.clock.reach())
+
+    def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes,
+                standing: bool) -> None:
         """Into the event-time buffer; an event is never before a search still buffered."""
         entry = (ts, kind, rec.query_id, raw, next(self.arrival), rec)
         if kind == _QUERY:
             self.pending.setdefault(rec.query_id, entry)  # a redelivered copy is not its time
+            if standing:
+                self.clock.note_query(ts)
         self._push(entry)
         if ts > self.newest:
             self.newest = ts
-        if sample:
-            self.clock.note(ts, kind == _QUERY)
 
     def _push(self, entry: Entry) -> None:
         bucket = self.buckets.get(number := int(entry[0] * TICKS))
@@ -269,24 +323,42 @@ class Engine:
 
     def _end_warmup(self, judge: bool) -> None:
         """The clock exists: judge the held records' clients (``judge``), each against the
-        clock of the samples before it, and buffer them. None of them is late."""
+        clock of the samples before it, and buffer them. None of them is late. Each is also
+        a vote on the ones put on probation before it, as if it arrived now."""
         held, self.warmup = self.warmup or [], None
-        clock = self.clock
+        clock, probation = self.clock, self.probation
         start = clock.start_of_stream()
         watermark, clock.watermark = clock.watermark, -inf
         try:
             for ts, kind, raw, rec, at in held:  # sampled as they arrived
-                self._admit(ts, kind, raw, rec, False, at or start, judge)
+                if probation.held:
+                    self._settle(probation.vote(ts, rec.client_id or rec.session_id,
+                                                clock.reach()))
+                self._admit(ts, kind, raw, rec, at or start, judge)
         finally:
             clock.watermark = watermark
 
     # -- time ------------------------------------------------------------------------------
     def advance(self, now: float) -> None:
-        """Let stream time pass without records (an idle source): decide what is due."""
+        """Let stream time pass without records (an idle source): the records held for a
+        clock or for votes are decided, then what is due."""
         if self.warmup is not None:
             self._end_warmup(judge=self.clock.ready)
+        self._settle(self.probation.drain())
         self.clock.advance(now)
         self._release()
+
+    def idle(self, quiet_s: float) -> bool:
+        """No record has arrived for ``quiet_s`` seconds of stream time (the source's clock:
+        the wall clock live, the demo's scaled one). Past ``ordering.idle_s`` every held and
+        buffered record is released and stream time follows the source's from there, so the
+        last searches before a lull get their outcomes (Flink's ``withIdleness``). A record
+        that arrives after that is late only when it was delayed by more than ``idle_s``
+        (live, where stamps follow the wall clock). True when it did."""
+        if quiet_s < self.idle_s or self.newest == -inf:
+            return False
+        self.advance(self.newest + self.clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
+        return True
 
     def close(self) -> None:
         """End of input: apply every buffered record and decide every pending outcome."""
@@ -305,7 +377,7 @@ class Engine:
     def buffered_until(self) -> float:
         """The newest event time a record fed so far can still take: +inf while the clock
         warms up (those records are not judged yet)."""
-        return inf if self.warmup else self.newest
+        return inf if self.warmup else max(self.newest, self.probation.newest())
 
     def final_before(self) -> float:
         """Records older than this (event time) can no longer change any count: every window
@@ -331,14 +403,14 @@ class Engine:
             stats=self.stats,
             folded={c.name: c.folded for c in (self.table.application, self.table.variant)},
             gauges={
-                "last_event_timestamp_seconds": now,
+                "last_event_timestamp_seconds": max(self.newest, 0.0),
                 "watermark_timestamp_seconds": now if self.closed
                 else max(clock.watermark, 0.0),
                 "open_sessions": len(sessions.sessions),
                 "pending_searches": sessions.pending,
                 "tracked_searches": len(sessions.searches),
                 "buffered_records": sum(map(len, self.buckets.values()))
-                + len(self.warmup or ()),
+                + len(self.warmup or ()) + len(self.probation.held),
             },
             top_candidates=(candidates := sessions.zero_result_queries.candidates(now)),
             released=self.release.release(candidates) if release else Released({}, {}),

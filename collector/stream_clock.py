@@ -64,6 +64,11 @@ BEHIND = "behind_stream"
 AHEAD = "ahead_of_stream"
 EVENT_VS_SEARCH = "event_vs_search"
 REVISED = "revised_to_zero"  # an offset its client's next record contradicted (a poison first)
+# Not a label: an event stamped later than the stream has reached (inside or past its search's
+# window, or with its search not seen yet), held on probation (it may be the stream that is
+# later: a sparse one), then counted as EVENT_VS_SEARCH or AHEAD if its client's clock does run
+# ahead.
+EVENT_AHEAD = "event_ahead"
 
 
 class Reference(NamedTuple):
@@ -114,15 +119,6 @@ class StreamClock:
     def ready(self) -> bool:
         return len(self._window) >= WINDOW
 
-    def note(self, ts: float, query: bool) -> None:
-        """One record time that stands as stamped (outside the engine's hot loop)."""
-        if query:
-            self.note_query(ts)
-        if not int(ts * 1000.0) & SAMPLE_MASK:
-            self.sample(ts)
-        if self.now == -inf and self.ready:  # the window just filled: read the clock
-            self.advance(self._ordered[(WINDOW - 1) * 9 // 10])
-
     def note_query(self, ts: float) -> None:
         """A query's time (stamped by a search server) for the front and the edge."""
         self._recent.append(ts)
@@ -137,8 +133,9 @@ class StreamClock:
             self.high = max(self.now, self._edge) + self.tolerance
 
     def sample(self, ts: float) -> None:
-        """A record time whose milliseconds are ≡ 0 (mod 8): into the window; the clock is
-        read again when they are ≡ 0 (mod 128), a sixteenth of the samples (by content, so a
+        """A record's raw stamp whose milliseconds are ≡ 0 (mod 8), whatever its client's
+        clock turns out to be: into the window. The clock is read when the window first fills
+        and then when they are ≡ 0 (mod 128), a sixteenth of the samples (by content, so a
         replay reads it at the same records)."""
         ordered = self._ordered
         insort(ordered, ts)
@@ -146,7 +143,7 @@ class StreamClock:
         window.append(ts)
         if len(window) > WINDOW:
             del ordered[bisect_left(ordered, window.popleft())]
-        if len(window) == WINDOW and not int(ts * 1000.0) & _READ_MASK:
+        if len(window) == WINDOW and (not int(ts * 1000.0) & _READ_MASK or self.now == -inf):
             self.advance(ordered[(WINDOW - 1) * 9 // 10])
 
     def advance(self, now: float) -> bool:
@@ -166,6 +163,10 @@ class StreamClock:
     def reference(self) -> Reference:
         now = self.now
         return Reference(now, max(now, self._edge))
+
+    def reach(self) -> float:
+        """How far ahead a record may be stamped before it is judged ahead of the stream."""
+        return max(self.now, self._edge) + self.max_ahead
 
     def _front(self, now: float) -> float:
         """Where a record arriving now belongs: the median of the recent queries."""
@@ -206,12 +207,18 @@ class StreamClock:
                 self._offsets[kind][client] = found
         return found
 
-    def decide(self, kind: int, client: str, ts: float,
-               search: tuple[float, float] | None = None, at: Reference | None = None) -> float:
+    def judge(self, kind: int, client: str, ts: float,
+              search: tuple[float, float] | None = None, at: Reference | None = None
+              ) -> tuple[float, str]:
         """The offset of a record whose client has none yet and which does not fit the
-        stream as stamped (``search``: the (time, attribution end) of the search an event
-        names, if seen; ``at``: what to judge against, by default the stream now)."""
-        offset, reason = self._judge(kind, client, ts, search, at or self.reference())
+        stream as stamped, and why (``search``: the (time, attribution end) of the search an
+        event names, if seen; ``at``: what to judge against, by default the stream now).
+        ``AHEAD`` may be the stream that moved, not the client: the engine holds such a
+        record on probation (collector/probation.py) before it ``keep``s the offset."""
+        return self._judge(kind, client, ts, search, at or self.reference())
+
+    def keep(self, kind: int, client: str, offset: float, reason: str) -> float:
+        """Apply a judged offset to the client's later records of ``kind``."""
         if reason:
             self.stats.clock_clients[reason] += 1
             self.stats.clock_offsets.observe(abs(offset))
@@ -247,16 +254,29 @@ class StreamClock:
             if self._fits(ts - query_offset, search, ref, client):
                 return query_offset, EVENT_VS_SEARCH if query_offset else ""
             start, end = search
-            return ts - min(max(self._moved_to(ref), start), end), EVENT_VS_SEARCH
+            offset = ts - min(max(self._moved_to(ref), start), end)
+            if ts >= start and not query_offset:  # later than the stream has reached: the
+                return offset, EVENT_AHEAD  # stream may be there too (a sparse one)
+            return offset, EVENT_VS_SEARCH
         if ts < ref.now - self.tolerance:
             return ts - self._moved_to(ref), BEHIND
         if ts > ref.edge + self.max_ahead:
             return ts - self._moved_to(ref), AHEAD
+        if kind and ts > ref.edge + self._offsets[_LEAD].get(client, 0.0) + 2 * self.tolerance:
+            return ts - self._moved_to(ref), EVENT_AHEAD  # its search not seen yet
         if not kind:
             front = self._moved_to(ref)
-            if ts > front + self.tolerance:  # ahead of the typical recent query, within bounds
-                self._offsets[_LEAD][client] = ts - front  # its events may run as far ahead
+            lead = ts - front
+            if lead > self.tolerance and lead > self._recent_span():
+                # ahead of the typical recent query, within bounds, while the recent queries
+                # are closer together than that (in a sparse stream the next query is simply
+                # later): its events may run as far ahead
+                self._offsets[_LEAD][client] = lead
         return 0.0, ""
+
+    def _recent_span(self) -> float:
+        recent = self._recent
+        return max(recent) - min(recent) if len(recent) == RECENT else inf
 
     def _moved_to(self, ref: Reference) -> float:
         return ref.front if ref.front is not None else self._front(ref.now)
@@ -269,11 +289,8 @@ class StreamClock:
             start, end = search
             if not start <= ts <= end:
                 return False
-            # No query newer than its search yet, or the stream gone quiet (its clock far
-            # behind its newest query): a late click cannot be told from a fast device clock.
             edge = ref.edge + self._offsets[_LEAD].get(client, 0.0)
-            return (start >= edge or ts <= max(edge, start) + 2 * self.tolerance
-                    or ref.now < edge - self.lateness)
+            return ts <= max(edge, start) + 2 * self.tolerance
         return ref.now - self.tolerance <= ts <= ref.edge + self.max_ahead
 
     def _rotate(self) -> None:

@@ -140,7 +140,7 @@ class Run:
             sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers",
             self.bootstrap, "--topic", self.topic, "--group-id", self.group,
             "--instance-id", f"{self.topic}-{instance}", "--metrics-port", str(port),
-            "--idle-timeout", "3", "--set", f"strata.file={self.strata}",
+            "--idle", "3", "--set", f"strata.file={self.strata}",
             "--set", "kafka.session_timeout_s=10",
             "--set", f"kafka.checkpoint_topic=cp-{self.topic}",
             "--set", f"kafka.dead_letter_topic=dlq-{self.topic}", *extra,

@@ -263,12 +263,14 @@ class KafkaCollector(ConsumerRebalanceListener):
 
     # -- time and health -------------------------------------------------------------------
     def _advance_idle(self, now: float) -> None:
-        """A partition silent for `idle_timeout_s` *and* confirmed at its end offset by the
-        broker follows the wall clock (live only), so a quiet night's last searches get their
-        outcome. A broker outage is not silence: without the confirmation nothing advances."""
-        idle = self.config["kafka.idle_timeout_s"]
+        """A partition silent for ``ordering.idle_s`` *and* confirmed at its end offset by the
+        broker is idle: its engine releases what it holds and its stream time follows the wall
+        clock from its newest record (``Engine.idle``), so a quiet night's last searches are
+        counted and get their outcomes. A broker outage is not silence: without the
+        confirmation nothing advances."""
+        idle = self.config["ordering.idle_s"]
         quiet = [tp for tp, part in self.parts.items()
-                 if now - part.last_record > idle and not part.replaying]
+                 if now - part.last_record >= idle and not part.replaying]
         if not quiet:
             return
         try:
@@ -278,7 +280,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         for tp in quiet:
             part = self.parts.get(tp)
             if part is not None and ends.get(tp) == part.next_offset:
-                part.engine.advance(time.time())
+                part.engine.idle(now - part.last_record)
 
     def _set_connected(self, connected: bool, error: Exception | None = None) -> None:
         if connected != self.connected:
