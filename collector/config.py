@@ -97,6 +97,10 @@ def _store_url(value: str) -> str | None:
     return "must be sqlite:///PATH or postgresql://…"
 
 
+def _record_timestamps(value: str) -> str | None:
+    return None if value in ("arrival", "ignore") else "must be arrival or ignore"
+
+
 def _base(value: int) -> str | None:
     return None if value in (0, 1) else "must be 0 or 1"
 
@@ -264,6 +268,11 @@ SETTINGS: tuple[Setting, ...] = (
             "Compacted topic of per-instance counter snapshots.", None),
     Setting("kafka.commit_interval_s", float, 1.0,
             "Seconds between checkpoints; also how stale /metrics may be.", _positive),
+    Setting("kafka.record_timestamps", str, "arrival",
+            "arrival: a record's Kafka timestamp (CreateTime of a server-side producer, or "
+            "LogAppendTime) is when it arrived, and a device clock that disagrees with it is "
+            "corrected per record; ignore: for producers that copy the device's time into "
+            "CreateTime.", _record_timestamps),
     Setting("kafka.session_timeout_s", float, 45.0,
             "A member silent this long loses its partitions (a restart under the same "
             "instance id takes them back at once: static membership).", _positive),

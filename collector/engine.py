@@ -10,13 +10,14 @@ bytes, a record never raises out of it: it is counted and dead-lettered with a r
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from heapq import heappop, heappush
 from itertools import count
 from math import inf
 
 from collector import accounting as acc
+from collector.arrival_clock import ArrivalClock
 from collector.config import Config
 from collector.deadletter import DeadLetterSink, DiscardWithCount
 from collector.events import (
@@ -104,6 +105,7 @@ class Engine:
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
                                  self.stats)
+        self.arrival_clock = ArrivalClock(config["ordering.clock_tolerance_s"])
         self.probation = Probation()
         # A vote for a held record is stamped at most this much before it: a query may lead
         # the stream by max_ahead, an event its search's stream by twice the tolerance.
@@ -126,8 +128,11 @@ class Engine:
         """Apply one raw record."""
         self.process_all((raw,))
 
-    def process_all(self, raws: Iterable[bytes]) -> None:
-        """Apply records in arrival order. The hot path: names used per record are locals."""
+    def process_all(self, raws: Iterable[bytes],
+                    arrivals: Sequence[float] | None = None) -> None:
+        """Apply records in arrival order; ``arrivals``: when each arrived (Unix seconds: a
+        Kafka record's timestamp, collector/arrival_clock.py), one per record, if known. The
+        hot path: names used per record are locals."""
         stats = self.stats
         records = stats.records
         actions = ACTIONS
@@ -140,6 +145,7 @@ class Engine:
         held, held_clients, vote, settle = (probation.held, probation.clients, probation.vote,
                                             self._settle)
         expose = self._expose
+        by_arrival = self.arrival_clock.offset
         wire = self.wire.decode
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
@@ -176,9 +182,13 @@ class Engine:
                 continue
             if held:  # records on probation: this one's stamp is a vote
                 settle(vote(ts, rec.client_id or rec.session_id, clock.reach()))
-            if clock.low <= ts <= clock.high and (  # taken as it is
+            if arrivals is not None and (moved := by_arrival(kind, ts, arrivals[n])) is not None:
+                fits = not moved
+            else:
+                fits = clock.low <= ts <= clock.high and (  # taken as it is
                     not skewed or (rec.client_id or rec.session_id) not in skewed) and (
-                    not held_clients or (rec.client_id or rec.session_id) not in held_clients):
+                    not held_clients or (rec.client_id or rec.session_id) not in held_clients)
+            if fits:
                 # The hot path of _buffer, inline: the bucket, the stream clock's notes.
                 if kind == _QUERY or action != EXPOSURE or not expose(rec, ts):
                     entry = (ts, kind, rec.query_id, raw, next(arrival), rec)
@@ -193,20 +203,18 @@ class Engine:
                         bucket.append(entry)
                 if ts > self.newest:
                     self.newest = ts
-                if not int(ts * 1000.0) & SAMPLE_MASK:
-                    sample(ts)
+            elif arrivals is not None and moved:  # off by its own arrival: put where it came
+                self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
             elif self.warmup is not None:
                 self.warmup.append((ts, kind, raw, rec, clock.at_arrival()))
                 if kind == _QUERY:
                     note_query(ts)
-                if not int(ts * 1000.0) & SAMPLE_MASK:
-                    sample(ts)
-                if clock.ready:
-                    self._end_warmup(judge=True)
             else:
                 admit(ts, kind, raw, rec)
-                if not int(ts * 1000.0) & SAMPLE_MASK:  # every raw stamp, whatever its clock
-                    sample(ts)
+            if not int(ts * 1000.0) & SAMPLE_MASK:  # every raw stamp, whatever its clock
+                sample(ts)
+                if self.warmup is not None and clock.ready:
+                    self._end_warmup(judge=True)
             if not n & _RELEASE_EVERY:
                 self._release()
         self._release()
@@ -219,7 +227,6 @@ class Engine:
         stream's edge; ``at``: the clock a record held in the warm-up is judged against."""
         clock = self.clock
         client = (rec.client_id or rec.session_id) if judge else None
-        standing = True
         if client:
             if not verdict and client in self.probation.clients:  # its client's record waits
                 self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
@@ -240,13 +247,20 @@ class Engine:
             elif offset:
                 offset = clock.revise(kind, client, ts, offset, search)
             if offset:
-                ts -= offset
-                self.stats.retimed[acc.CLIENT_OFFSET] += 1
-                standing = False
+                self._retime(ts - offset, kind, raw, rec, acc.CLIENT_OFFSET)
+                return
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
-            self._buffer(ts, kind, rec, raw, standing)
+            self._buffer(ts, kind, rec, raw, True)
+
+    def _retime(self, ts: float, kind: int, raw: bytes, rec: WireRecord, reason: str) -> None:
+        """A record at its corrected time ``ts``: it moves none of the stream's references."""
+        self.stats.retimed[reason] += 1
+        if ts < self.clock.watermark:
+            self._apply_late(kind, rec, ts, raw)
+        else:
+            self._buffer(ts, kind, rec, raw, False)
 
     def _hold(self, record: HeldRecord) -> None:
         self._settle(self.probation.hold(record))

@@ -115,11 +115,14 @@ class KafkaCollector(ConsumerRebalanceListener):
         """Give each partition's new records to its engine (records of a partition assigned
         in this poll were fetched before our seek: they come again)."""
         max_bytes = self.config["kafka.max_record_bytes"]
+        arrival = self.config["kafka.record_timestamps"] == "arrival"
         for tp, records in batches.items():
             part = self.parts.get(tp)
             if part is None or tp in fresh:
                 continue
-            batch = [(r.offset, r.value) for r in records if r.offset >= part.next_offset]
+            batch = [(r.offset, r.value,
+                      r.timestamp / 1000.0 if arrival and r.timestamp > 0 else None)
+                     for r in records if r.offset >= part.next_offset]
             if batch:
                 part.feed(batch, max_bytes)
                 self.consumed[tp.topic] += len(records)
