@@ -13,13 +13,13 @@ here: both clocks move together.
 
 The typical lead of a kind is the median of the last ``SAMPLES`` sampled leads (sampled, like
 the stream clock's window, by the stamp's milliseconds: a replay from a checkpoint rebuilds
-the same window). It is trusted only while the middle 80 % of them lie within the tolerance
-(no record of a steady stream is further than that from the median) and the newer half's
-median is within a quarter of the tolerance of the older half's (a lead that drifts is no
-clock). A backfill (last month's log produced today, faster than it happened) or a producer
-that copies the device's clock into CreateTime has no steady lead: the stream clock's rules
-(collector/stream_clock.py) judge its records instead. A minority of skewed records (under a
-tenth of the samples on either side) moves neither the median nor those bounds.
+the same window). It is trusted only while their interquartile range is within the tolerance
+and the newer half's median is within a quarter of the tolerance of the older half's (a lead
+that drifts is no clock). A backfill (last month's log produced today, faster than it
+happened) or a producer that copies the device's clock into CreateTime has no steady lead:
+the stream clock's rules (collector/stream_clock.py) judge its records instead. Skewed
+records (a client brings all of its records along: under a quarter of the samples) move
+neither the median nor the quartiles.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class ArrivalClock:
         if len(window) > SAMPLES:
             del ordered[bisect_left(ordered, window.popleft())]
         n = len(ordered)
-        steady = n >= MIN_SAMPLES and ordered[n * 9 // 10] - ordered[n // 10] <= self.tolerance
+        steady = n >= MIN_SAMPLES and ordered[n * 3 // 4] - ordered[n // 4] <= self.tolerance
         if steady:  # and not drifting: the newer half's median near the older half's
             half = n // 2
             older = sorted(window[i] for i in range(half))

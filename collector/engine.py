@@ -33,7 +33,7 @@ from collector.events import (
 from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
 from collector.probation import AHEAD as HELD_AHEAD
-from collector.probation import HeldRecord, Probation
+from collector.probation import STANDS, HeldRecord, Probation
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
@@ -106,7 +106,7 @@ class Engine:
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
                                  self.stats)
         self.arrival_clock = ArrivalClock(config["ordering.clock_tolerance_s"])
-        self.probation = Probation()
+        self.probation = Probation(self._undecided)
         # A vote for a held record is stamped at most this much before it: a query may lead
         # the stream by max_ahead, an event its search's stream by twice the tolerance.
         self._slack = {_QUERY: config["ordering.max_ahead_s"],
@@ -121,6 +121,7 @@ class Engine:
         self.pending: dict[str, Entry] = {}  # query_id → its entry, of queries still buffered
         self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None]] | None = []
         self.newest = -inf  # newest (corrected) time ever buffered
+        self.last_arrival = -inf  # when the last record arrived (its Kafka timestamp), if known
         self.closed = False
 
     # -- input -----------------------------------------------------------------------------
@@ -217,6 +218,8 @@ class Engine:
                     self._end_warmup(judge=True)
             if not n & _RELEASE_EVERY:
                 self._release()
+        if arrivals:
+            self.last_arrival = arrivals[-1]
         self._release()
 
     def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
@@ -261,6 +264,14 @@ class Engine:
             self._apply_late(kind, rec, ts, raw)
         else:
             self._buffer(ts, kind, rec, raw, False)
+
+    def _undecided(self, record: HeldRecord) -> int:
+        """A held record that no vote decided, where none can come (an idle source, the end
+        of input): its client's clock is ahead when the stream around it was dense (its lead
+        past the stream's edge larger than the span of the recent queries), and it stands as
+        stamped when the stream was sparse (its next record is simply later)."""
+        clock = self.clock
+        return HELD_AHEAD if record.ts - clock.reference().edge > clock.recent_span() else STANDS
 
     def _hold(self, record: HeldRecord) -> None:
         self._settle(self.probation.hold(record))
@@ -357,7 +368,7 @@ class Engine:
         """Let stream time pass without records (an idle source): the records held for a
         clock or for votes are decided, then what is due."""
         if self.warmup is not None:
-            self._end_warmup(judge=self.clock.ready)
+            self._end_warmup(judge=self.clock.provisional)
         self._settle(self.probation.drain())
         self.clock.advance(now)
         self._release()
@@ -371,8 +382,18 @@ class Engine:
         (live, where stamps follow the wall clock). True when it did."""
         if quiet_s < self.idle_s or self.newest == -inf:
             return False
-        self.advance(self.newest + self.clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
+        self.advance(self._position() + self.clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
         return True
+
+    def _position(self) -> float:
+        """Where the stream was when its last record arrived: by the arrival clock while it
+        is steady (no skewed record can lead it), else the newest time buffered (a skewed
+        record that stood within ``max_ahead`` may: docs/architecture.md)."""
+        typical = self.arrival_clock.typical
+        lead = typical[_QUERY] if typical[_QUERY] is not None else typical[_EVENT]
+        if lead is None or self.last_arrival == -inf:
+            return self.newest
+        return max(self.last_arrival + lead, self.clock.now)
 
     def close(self) -> None:
         """End of input: apply every buffered record and decide every pending outcome."""

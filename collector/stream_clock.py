@@ -119,6 +119,12 @@ class StreamClock:
     def ready(self) -> bool:
         return len(self._window) >= WINDOW
 
+    @property
+    def provisional(self) -> bool:
+        """Enough samples to judge the records held in the warm-up against (``at_arrival``),
+        should the input end or go idle before the window fills."""
+        return len(self._window) >= PROVISIONAL // 4
+
     def note_query(self, ts: float) -> None:
         """A query's time (stamped by a search server) for the front and the edge."""
         self._recent.append(ts)
@@ -184,15 +190,16 @@ class StreamClock:
 
     def start_of_stream(self) -> Reference:
         """For the first held records, before ``at_arrival`` had enough samples: Tukey's
-        fences of the whole window (quartiles ± 1.5 × their distance, robust to a quarter of
-        outliers, wide in a sparse stream), moving a record to the first quartile."""
+        upper fence of the whole window (third quartile + 1.5 × the quartiles' distance,
+        robust to a quarter of outliers, wide in a sparse stream), moving a record to the
+        first quartile. Nothing is behind the start of a stream: what came first may be
+        followed by a lull of any length."""
         ordered = self._ordered
         if not ordered:
             return NO_CLOCK
         last = len(ordered) - 1
         low, high = ordered[last // 4], ordered[last * 3 // 4]
-        spread = 1.5 * (high - low)
-        return Reference(low - spread + self.tolerance, high + spread - self.max_ahead, low)
+        return Reference(-inf, high + 1.5 * (high - low) - self.max_ahead, low)
 
     # -- client offsets --------------------------------------------------------------------
     # Only clocks found off are kept: a record that fits the stream as stamped ([low, high])
@@ -244,7 +251,7 @@ class StreamClock:
 
     def _judge(self, kind: int, client: str, ts: float, search: tuple[float, float] | None,
                ref: Reference) -> tuple[float, str]:
-        if ref.now == -inf:  # no clock at all: nothing to judge against
+        if ref.edge == -inf:  # no clock at all: nothing to judge against
             return 0.0, ""
         other = self.offset(1 - kind, client)
         if other is not None and self._fits(ts - other, search, ref, client):
@@ -267,14 +274,15 @@ class StreamClock:
         if not kind:
             front = self._moved_to(ref)
             lead = ts - front
-            if lead > self.tolerance and lead > self._recent_span():
+            if lead > self.tolerance and lead > self.recent_span():
                 # ahead of the typical recent query, within bounds, while the recent queries
                 # are closer together than that (in a sparse stream the next query is simply
                 # later): its events may run as far ahead
                 self._offsets[_LEAD][client] = lead
         return 0.0, ""
 
-    def _recent_span(self) -> float:
+    def recent_span(self) -> float:
+        """How far apart the last ``RECENT`` queries that stood as stamped are (inf before)."""
         recent = self._recent
         return max(recent) - min(recent) if len(recent) == RECENT else inf
 
