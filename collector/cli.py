@@ -73,14 +73,16 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _spec(args: argparse.Namespace) -> Any:
-    from collector.sources.simulator import Incident, SimulationSpec, parse_duration
+    from collector.sources.simulator import Incident, SimulationSpec, parse_duration, parse_lull
 
     try:
         spec = SimulationSpec(seed=args.seed, sessions=args.sessions,
                               sessions_per_second=args.sessions_per_second,
                               invalid_rate=args.invalid_rate,
                               incidents=[Incident.parse(text) for text in args.incident or ()],
-                              interleaving_preference=args.interleaving)
+                              interleaving_preference=args.interleaving,
+                              diurnal=args.diurnal,
+                              lulls=[parse_lull(text) for text in args.lull or ()])
         if args.start == "now":
             spec.start = time.time()
         elif args.start:
@@ -401,6 +403,12 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
                         help="interleave a third of the experiment's sessions (team-draft); "
                              "each click goes to ranker-b with probability 0.5 + PREFERENCE "
                              f"(default {default_interleaving or 'off'})")
+    parser.add_argument("--diurnal", action="store_true",
+                        help="quiet nights: session starts follow a daily profile (UTC), 2 %% "
+                             "of --sessions-per-second from 00:00 to 06:00, all of it at 15:00")
+    parser.add_argument("--lull", action="append", metavar="START+DURATION",
+                        help="traffic stops at START (event time) for DURATION, e.g. 10m+20m; "
+                             "sessions already started run on (repeatable)")
     parser.add_argument("--start", metavar="now|-DURATION",
                         help="event time of the first session: now, or e.g. -2h (default: a "
                              "fixed date, so output is reproducible)")

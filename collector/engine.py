@@ -367,11 +367,14 @@ class Engine:
     def advance(self, now: float) -> None:
         """Let stream time pass without records (an idle source): the records held for a
         clock or for votes are decided, then what is due."""
+        self._decide_held()
+        self.clock.advance(now)
+        self._release()
+
+    def _decide_held(self) -> None:
         if self.warmup is not None:
             self._end_warmup(judge=self.clock.provisional)
         self._settle(self.probation.drain())
-        self.clock.advance(now)
-        self._release()
 
     def idle(self, quiet_s: float) -> bool:
         """No record has arrived for ``quiet_s`` seconds of stream time (the source's clock:
@@ -380,7 +383,10 @@ class Engine:
         last searches before a lull get their outcomes (Flink's ``withIdleness``). A record
         that arrives after that is late only when it was delayed by more than ``idle_s``
         (live, where stamps follow the wall clock). True when it did."""
-        if quiet_s < self.idle_s or self.newest == -inf:
+        if quiet_s < self.idle_s:
+            return False
+        self._decide_held()  # buffered now, with their times: the newest among them
+        if self.newest == -inf:
             return False
         self.advance(self._position() + self.clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
         return True
@@ -408,6 +414,13 @@ class Engine:
     @property
     def lateness(self) -> float:
         return self.clock.lateness
+
+    @property
+    def waiting(self) -> int:
+        """Records fed and not yet applied: buffered in event-time order, held for the clock's
+        warm-up or on probation."""
+        return (sum(map(len, self.buckets.values())) + len(self.warmup or ())
+                + len(self.probation.held))
 
     def buffered_until(self) -> float:
         """The newest event time a record fed so far can still take: +inf while the clock
@@ -444,8 +457,7 @@ class Engine:
                 "open_sessions": len(sessions.sessions),
                 "pending_searches": sessions.pending,
                 "tracked_searches": len(sessions.searches),
-                "buffered_records": sum(map(len, self.buckets.values()))
-                + len(self.warmup or ()) + len(self.probation.held),
+                "buffered_records": self.waiting,
             },
             top_candidates=(candidates := sessions.zero_result_queries.candidates(now)),
             released=self.release.release(candidates) if release else Released({}, {}),

@@ -76,6 +76,14 @@ class Incident:
                 and self.application in (None, application))
 
 
+def parse_lull(text: str) -> tuple[float, float]:
+    """``START+DURATION`` e.g. ``10m+20m``: (start offset, duration) in seconds."""
+    start, plus, duration = text.strip().partition("+")
+    if not plus:
+        raise ValueError(f"lull {text!r}: expected START+DURATION, e.g. 10m+20m")
+    return parse_duration(start), parse_duration(duration)
+
+
 def parse_duration(text: str) -> float:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?", text.strip())
     if not match:
@@ -251,19 +259,25 @@ class Simulator:
             if not spec.diurnal or rng.random() < traffic_share(ts):
                 return ts
 
-    def paced(self, speed: float, duration_s: float | None = None) -> Iterator[bytes]:
-        """Records in real time: event time runs `speed` times faster than the clock."""
+    def paced(self, speed: float, duration_s: float | None = None,
+              tick_s: float | None = None) -> Iterator[bytes | None]:
+        """Records in real time: event time runs `speed` times faster than the clock. With
+        ``tick_s``, a None every ``tick_s`` of wall time spent waiting for the next record (a
+        lull, a quiet night): the caller's chance to see its source idle."""
         started = time.monotonic()
-        for count, (ts, raw) in enumerate(self.timed_records()):
+        for ts, raw in self.timed_records():
+            due = (ts - self.spec.start) / speed
+            while True:
+                elapsed = time.monotonic() - started
+                if duration_s is not None and elapsed >= duration_s:
+                    return
+                wait = due - elapsed
+                if wait <= 0:
+                    break
+                time.sleep(min(wait, tick_s or 0.5))
+                if tick_s is not None and wait >= tick_s:
+                    yield None
             yield raw
-            if count & 255:
-                continue
-            elapsed = time.monotonic() - started
-            if duration_s is not None and elapsed >= duration_s:
-                return
-            ahead = (ts - self.spec.start) / speed - elapsed
-            if ahead > 0:
-                time.sleep(min(ahead, 0.5))
 
     def judgments_csv(self, depth: int = 20, share: float = 0.8) -> str:
         """A judgment set of the vocabulary (``judgments.csv``): ``share`` of the queries
