@@ -31,15 +31,17 @@ from collector.stream_clock import SAMPLE_MASK
 
 SAMPLES = 64  # sampled leads per kind the typical lead is the median of
 MIN_SAMPLES = 16  # before this many, the arrival clock says nothing
+RECENT = 5  # the last records' leads, for where the stream is when it goes idle
 
 
 class ArrivalClock:
     """The typical lead of queries and of events, while it is steady."""
 
-    __slots__ = ("tolerance", "typical", "_windows", "_ordered")
+    __slots__ = ("tolerance", "typical", "_windows", "_ordered", "_recent")
 
     def __init__(self, tolerance: float) -> None:
         self.tolerance = tolerance
+        self._recent: deque[float] = deque(maxlen=RECENT)  # the last records' leads
         # Per kind (query, event): the typical lead while the window is steady, else None.
         self.typical: list[float | None] = [None, None]
         self._windows: tuple[deque[float], ...] = (deque(), deque())
@@ -49,6 +51,7 @@ class ArrivalClock:
         """How far ``ts`` is off by its arrival (0.0: it stands as stamped), or None while the
         arrival clock cannot tell (too few samples, no steady lead)."""
         lead = ts - arrived
+        self._recent.append(lead)
         if not int(ts * 1000.0) & SAMPLE_MASK:
             self._sample(kind, lead)
         typical = self.typical[kind]
@@ -56,6 +59,18 @@ class ArrivalClock:
             return None
         skew = lead - typical
         return 0.0 if -self.tolerance <= skew <= self.tolerance else skew
+
+    def lead(self) -> float | None:
+        """The stream's lead over its arrivals now: the typical one (queries' first) while
+        steady, else the median of the last ``RECENT`` records' (a backfill's, or before
+        there are samples enough); None without arrivals."""
+        typical = self.typical
+        if typical[0] is not None:
+            return typical[0]
+        if typical[1] is not None:
+            return typical[1]
+        recent = sorted(self._recent)
+        return recent[len(recent) // 2] if recent else None
 
     def _sample(self, kind: int, lead: float) -> None:
         window, ordered = self._windows[kind], self._ordered[kind]

@@ -122,6 +122,7 @@ class Engine:
         self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None]] | None = []
         self.newest = -inf  # newest (corrected) time ever buffered
         self.last_arrival = -inf  # when the last record arrived (its Kafka timestamp), if known
+        self.idle_from: float | None = None  # where the stream was when the source went idle
         self.closed = False
 
     # -- input -----------------------------------------------------------------------------
@@ -181,7 +182,7 @@ class Engine:
             except Exception as error:  # a poison record never stops the engine
                 self._unexpected(kind, raw, error)
                 continue
-            if held:  # records on probation: this one's stamp is a vote
+            if held and clock.current(ts):  # records on probation: its stamp is a vote
                 settle(vote(ts, rec.client_id or rec.session_id, clock.reach()))
             if arrivals is not None and (moved := by_arrival(kind, ts, arrivals[n])) is not None:
                 fits = not moved
@@ -220,6 +221,7 @@ class Engine:
                 self._release()
         if arrivals:
             self.last_arrival = arrivals[-1]
+        self.idle_from = None  # records came: a later idle spell starts from them
         self._release()
 
     def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
@@ -267,11 +269,14 @@ class Engine:
 
     def _undecided(self, record: HeldRecord) -> int:
         """A held record that no vote decided, where none can come (an idle source, the end
-        of input): its client's clock is ahead when the stream around it was dense (its lead
-        past the stream's edge larger than the span of the recent queries), and it stands as
-        stamped when the stream was sparse (its next record is simply later)."""
-        clock = self.clock
-        return HELD_AHEAD if record.ts - clock.reference().edge > clock.recent_span() else STANDS
+        of input: the thin tail of a log, where one session may outlast all others): it stands
+        as stamped, but for an event past its search's attribution window, which would be
+        lost so — its client's clock is taken to run ahead and the event is kept."""
+        if record.kind == _EVENT:
+            search = self._search_window(record.rec)
+            if search is not None and record.ts > search[1]:
+                return HELD_AHEAD
+        return STANDS
 
     def _hold(self, record: HeldRecord) -> None:
         self._settle(self.probation.hold(record))
@@ -356,7 +361,7 @@ class Engine:
         watermark, clock.watermark = clock.watermark, -inf
         try:
             for ts, kind, raw, rec, at in held:  # sampled as they arrived
-                if probation.held:
+                if probation.held and clock.current(ts, at or start):
                     self._settle(probation.vote(ts, rec.client_id or rec.session_id,
                                                 clock.reach()))
                 self._admit(ts, kind, raw, rec, at or start, judge)
@@ -372,9 +377,12 @@ class Engine:
         self._release()
 
     def _decide_held(self) -> None:
+        self._decide_warmup()
+        self._settle(self.probation.drain())
+
+    def _decide_warmup(self) -> None:
         if self.warmup is not None:
             self._end_warmup(judge=self.clock.provisional)
-        self._settle(self.probation.drain())
 
     def idle(self, quiet_s: float) -> bool:
         """No record has arrived for ``quiet_s`` seconds of stream time (the source's clock:
@@ -385,21 +393,24 @@ class Engine:
         (live, where stamps follow the wall clock). True when it did."""
         if quiet_s < self.idle_s:
             return False
-        self._decide_held()  # buffered now, with their times: the newest among them
-        if self.newest == -inf:
+        if self.idle_from is None:  # where the stream was, before held records are decided
+            self._decide_warmup()
+            self.idle_from = self._position()
+        if self.idle_from == -inf:
             return False
-        self.advance(self._position() + self.clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
+        self.advance(self.idle_from + self.clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
         return True
 
     def _position(self) -> float:
-        """Where the stream was when its last record arrived: by the arrival clock while it
-        is steady (no skewed record can lead it), else the newest time buffered (a skewed
-        record that stood within ``max_ahead`` may: docs/architecture.md)."""
-        typical = self.arrival_clock.typical
-        lead = typical[_QUERY] if typical[_QUERY] is not None else typical[_EVENT]
+        """Where the stream was when its last record arrived: the newest time buffered — but
+        never past what its arrival says (last arrival + the stream's lead, when known), so
+        that a skewed record standing within ``max_ahead`` cannot lead the stream's time (it
+        waits in the buffer until the stream reaches it). Records still on probation do not
+        count: decided now, with no vote, one that stands as stamped waits the same way."""
+        lead = self.arrival_clock.lead()
         if lead is None or self.last_arrival == -inf:
             return self.newest
-        return max(self.last_arrival + lead, self.clock.now)
+        return min(self.newest, self.last_arrival + lead)
 
     def close(self) -> None:
         """End of input: apply every buffered record and decide every pending outcome."""

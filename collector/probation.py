@@ -4,7 +4,8 @@ there too.
 A record stamped further than ``ordering.max_ahead_s`` past the newest queries is either from a
 client whose clock runs ahead, or the first of the stream after a quiet spell (a night, an
 outage, the next search of a sparse application): one record cannot tell. The records that
-arrive after it can. Each later record of another client is a vote: *for* when it is stamped no
+arrive after it can. Each later record of another client, stamped where the stream has got to
+(a late or redelivered one says nothing of where it is now), is a vote: *for* when it is stamped no
 more than ``max_ahead`` before the held one (the stream is there too), *against* when it is
 stamped further back (the stream is where it was). ``VOTES`` votes of distinct clients decide:
 for — the record stands as stamped (and moves the stream's edge); against — its client's clock

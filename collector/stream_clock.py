@@ -85,8 +85,8 @@ NO_CLOCK = Reference(-inf, -inf, -inf)
 
 class StreamClock:
     __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark",
-                 "low", "high", "skewed", "_recent", "_block", "_block_max", "_edge", "_window",
-                 "_ordered", "_offsets", "_older", "_generation_end", "stats")
+                 "low", "high", "spread", "_slack", "skewed", "_recent", "_block", "_block_max",
+                 "_edge", "_window", "_ordered", "_offsets", "_older", "_generation_end", "stats")
 
     def __init__(self, lateness: float, tolerance: float, max_ahead: float,
                  generation: float, stats: PipelineStats) -> None:
@@ -99,6 +99,10 @@ class StreamClock:
         # A record stamped within [low, high] fits the stream as it is: offset 0, no judging.
         self.low = inf
         self.high = -inf
+        # How far apart the last RECENT standing queries are: in a sparse stream the next
+        # record is simply that much later, not ahead (0 until a block is seen: dense).
+        self.spread = 0.0
+        self._slack = tolerance  # how far past the edge a record is taken as stamped
         self.skewed: set[str] = set()  # clients with an offset kept (any kind, either generation)
         self._recent: deque[float] = deque(maxlen=RECENT)
         # The edge: the newest query of the last one or two blocks of RECENT queries (O(1)).
@@ -126,17 +130,21 @@ class StreamClock:
         return len(self._window) >= PROVISIONAL // 4
 
     def note_query(self, ts: float) -> None:
-        """A query's time (stamped by a search server) for the front and the edge."""
+        """A query's time (stamped by a search server) for the front, the edge and the
+        spread (read once a block: O(1) per query)."""
         self._recent.append(ts)
         if ts > self._block_max:
             self._block_max = ts
             if ts > self._edge:
                 self._edge = ts
-                self.high = max(self.now, ts) + self.tolerance
+                self.high = max(self.now, ts) + self._slack
         self._block += 1
         if self._block == RECENT:  # the older block's outliers are forgotten
             self._edge, self._block_max, self._block = self._block_max, -inf, 0
-            self.high = max(self.now, self._edge) + self.tolerance
+            recent = self._recent
+            self.spread = max(recent) - min(recent)
+            self._slack = max(self.tolerance, self.spread)
+            self.high = max(self.now, self._edge) + self._slack
 
     def sample(self, ts: float) -> None:
         """A record's raw stamp whose milliseconds are ≡ 0 (mod 8), whatever its client's
@@ -161,7 +169,7 @@ class StreamClock:
         watermark = now - self.lateness
         self.watermark = floor(watermark * TICKS) / TICKS if watermark < inf else inf
         self.low = now - min(self.tolerance, self.lateness)
-        self.high = max(now, self._edge) + self.tolerance
+        self.high = max(now, self._edge) + self._slack
         if now > self._generation_end:
             self._rotate()
         return True
@@ -172,7 +180,13 @@ class StreamClock:
 
     def reach(self) -> float:
         """How far ahead a record may be stamped before it is judged ahead of the stream."""
-        return max(self.now, self._edge) + self.max_ahead
+        return max(self.now, self._edge) + max(self.max_ahead, self.spread)
+
+    def current(self, ts: float, at: Reference | None = None) -> bool:
+        """A record stamped where the stream has got to (within the tolerance of its edge):
+        a vote on the held records. A late or redelivered one says nothing of where the
+        stream is now."""
+        return ts >= (at.edge if at is not None else max(self.now, self._edge)) - self.tolerance
 
     def _front(self, now: float) -> float:
         """Where a record arriving now belongs: the median of the recent queries."""
@@ -267,24 +281,21 @@ class StreamClock:
             return offset, EVENT_VS_SEARCH
         if ts < ref.now - self.tolerance:
             return ts - self._moved_to(ref), BEHIND
-        if ts > ref.edge + self.max_ahead:
+        spread = self.spread
+        if ts > ref.edge + max(self.max_ahead, spread):
             return ts - self._moved_to(ref), AHEAD
-        if kind and ts > ref.edge + self._offsets[_LEAD].get(client, 0.0) + 2 * self.tolerance:
+        if kind and ts > (ref.edge + self._offsets[_LEAD].get(client, 0.0)
+                          + max(2 * self.tolerance, spread)):
             return ts - self._moved_to(ref), EVENT_AHEAD  # its search not seen yet
         if not kind:
             front = self._moved_to(ref)
             lead = ts - front
-            if lead > self.tolerance and lead > self.recent_span():
+            if lead > self.tolerance and lead > spread:
                 # ahead of the typical recent query, within bounds, while the recent queries
                 # are closer together than that (in a sparse stream the next query is simply
                 # later): its events may run as far ahead
                 self._offsets[_LEAD][client] = lead
         return 0.0, ""
-
-    def recent_span(self) -> float:
-        """How far apart the last ``RECENT`` queries that stood as stamped are (inf before)."""
-        recent = self._recent
-        return max(recent) - min(recent) if len(recent) == RECENT else inf
 
     def _moved_to(self, ref: Reference) -> float:
         return ref.front if ref.front is not None else self._front(ref.now)
@@ -298,8 +309,8 @@ class StreamClock:
             if not start <= ts <= end:
                 return False
             edge = ref.edge + self._offsets[_LEAD].get(client, 0.0)
-            return ts <= max(edge, start) + 2 * self.tolerance
-        return ref.now - self.tolerance <= ts <= ref.edge + self.max_ahead
+            return ts <= max(edge, start) + max(2 * self.tolerance, self.spread)
+        return ref.now - self.tolerance <= ts <= ref.edge + max(self.max_ahead, self.spread)
 
     def _rotate(self) -> None:
         """Forget the offsets of clients not seen for two generations (bounded memory). The
