@@ -54,10 +54,15 @@ class ArrivalClock:
         self._recent.append(lead)
         if not int(ts * 1000.0) & SAMPLE_MASK:
             self._sample(kind, lead)
+        return self.judge(kind, ts, arrived)
+
+    def judge(self, kind: int, ts: float, arrived: float) -> float | None:
+        """``offset`` without noting the record (one that arrived earlier: held in the warm-up
+        before the lead was steady)."""
         typical = self.typical[kind]
         if typical is None:
             return None
-        skew = lead - typical
+        skew = ts - arrived - typical
         return 0.0 if -self.tolerance <= skew <= self.tolerance else skew
 
     def lead(self) -> float | None:

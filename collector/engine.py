@@ -119,7 +119,10 @@ class Engine:
         self.order: list[int] = []
         self.arrival = count()  # last tie-break: identical records keep arrival order
         self.pending: dict[str, Entry] = {}  # query_id → its entry, of queries still buffered
-        self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None]] | None = []
+        # Records held until the clock exists: (time, kind, raw, record, the clock they are
+        # judged against, their arrival if known).
+        self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None,
+                                float | None]] | None = []
         self.newest = -inf  # newest (corrected) time ever buffered
         self.last_arrival = -inf  # when the last record arrived (its Kafka timestamp), if known
         self.idle_from: float | None = None  # where the stream was when the source went idle
@@ -208,7 +211,8 @@ class Engine:
             elif arrivals is not None and moved:  # off by its own arrival: put where it came
                 self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
             elif self.warmup is not None:
-                self.warmup.append((ts, kind, raw, rec, clock.at_arrival()))
+                self.warmup.append((ts, kind, raw, rec, clock.at_arrival(),
+                                    arrivals[n] if arrivals is not None else None))
                 if kind == _QUERY:
                     note_query(ts)
             else:
@@ -251,6 +255,8 @@ class Engine:
                 clock.keep(kind, client, offset, reason)
             elif offset:
                 offset = clock.revise(kind, client, ts, offset, search)
+            if offset and ts - offset < clock.watermark:  # stale (decided where the stream
+                offset = clock.rejudge(kind, client, ts)  # was): it would be lost so
             if offset:
                 self._retime(ts - offset, kind, raw, rec, acc.CLIENT_OFFSET)
                 return
@@ -360,11 +366,18 @@ class Engine:
         start = clock.start_of_stream()
         watermark, clock.watermark = clock.watermark, -inf
         try:
-            for ts, kind, raw, rec, at in held:  # sampled as they arrived
+            for ts, kind, raw, rec, at, arrived in held:  # sampled as they arrived
                 if probation.held and clock.current(ts, at or start):
                     self._settle(probation.vote(ts, rec.client_id or rec.session_id,
                                                 clock.reach()))
-                self._admit(ts, kind, raw, rec, at or start, judge)
+                moved = (self.arrival_clock.judge(kind, ts, arrived)
+                         if arrived is not None and judge else None)
+                if moved:  # off by its own arrival, now that the arrival clock can tell
+                    self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
+                elif moved is None:
+                    self._admit(ts, kind, raw, rec, at or start, judge)
+                else:
+                    self._buffer(ts, kind, rec, raw, True)
         finally:
             clock.watermark = watermark
 

@@ -248,6 +248,16 @@ class StreamClock:
             self.skewed.add(client)
         return offset
 
+    def rejudge(self, kind: int, client: str, ts: float) -> float:
+        """A client's offset that would put its record behind the watermark was decided where
+        the stream front lagged (a sparse stream's median query is minutes back): moved again
+        to where the stream is now, so that none of its records is lost for it."""
+        offset = ts - self._front(self.now)
+        self._offsets[kind][client] = offset
+        self.stats.clock_clients[BEHIND] += 1
+        self.stats.clock_offsets.observe(abs(offset))
+        return offset
+
     def revise(self, kind: int, client: str, ts: float, offset: float,
                search: tuple[float, float] | None) -> float:
         """A non-zero offset that does not explain this record while its stamp does came from
@@ -268,7 +278,8 @@ class StreamClock:
         if ref.edge == -inf:  # no clock at all: nothing to judge against
             return 0.0, ""
         other = self.offset(1 - kind, client)
-        if other is not None and self._fits(ts - other, search, ref, client):
+        if (other is not None and self._fits(ts - other, search, ref, client)
+                and not self._fits(ts, search, ref, client)):  # its other clock explains it
             return other, ""
         if search is not None:
             query_offset = self.offset(0, client) or 0.0

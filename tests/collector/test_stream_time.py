@@ -42,10 +42,10 @@ def counted(record: dict) -> bool:
 
 def world(seed: int, rate: float, lulls: list[tuple[float, float]], share: float,
           bound: float, events_only: bool, duplicates: float
-          ) -> tuple[Simulator, list[tuple[float, bytes]], set[str], float]:
+          ) -> tuple[Simulator, list[tuple[float, bytes]], set[str], tuple[float, float]]:
     """A simulated log (delivery time, record) with a minority of clients moved to their own
     application and their clocks (or only their events' clocks) off by up to ``bound``;
-    the clients, and the newest stamp among everyone else's counted records."""
+    the clients, and the newest time of everyone else's counted records and of anyone's."""
     simulator = Simulator(SimulationSpec(seed=seed, sessions=400, sessions_per_second=rate,
                                          lulls=lulls, duplicate_rate=duplicates,
                                          keep_sessions=True))
@@ -54,9 +54,11 @@ def world(seed: int, rate: float, lulls: list[tuple[float, float]], share: float
     clients = sorted({r["client_id"] for _, r in timed if r.get("client_id")})
     chosen = set(rng.sample(clients, int(share * len(clients))))
     offsets = {client: rng.uniform(-bound, bound) for client in sorted(chosen)}
-    log, newest = [], 0.0
+    log, newest, latest = [], 0.0, 0.0
     for delivery, record in timed:
         offset = offsets.get(record.get("client_id"))
+        if counted(record):
+            latest = max(latest, stamp_of(record))  # anyone's, by a right clock
         if offset is None:
             if counted(record):
                 newest = max(newest, stamp_of(record))
@@ -65,7 +67,7 @@ def world(seed: int, rate: float, lulls: list[tuple[float, float]], share: float
             if not (events_only and "action_name" not in record):
                 record["timestamp"] = round((stamp_of(record) + offset) * 1000)
         log.append((delivery, json.dumps(record).encode()))
-    return simulator, log, chosen, newest
+    return simulator, log, chosen, (newest, latest)
 
 
 def replay(log: list[tuple[float, bytes]], live: bool) -> Engine:
@@ -102,8 +104,8 @@ lull = st.tuples(st.floats(0.0, 2 * DAY), st.floats(0.0, 2 * DAY))
        live=st.booleans())
 def test_counts_days_and_newest_time_match_the_plan_whatever_the_traffic_shape(
         seed, rate, lulls, share, bound, events_only, duplicates, live):
-    simulator, log, skewed, newest = world(seed, rate, lulls, share, bound, events_only,
-                                           duplicates)
+    simulator, log, skewed, (newest, latest) = world(seed, rate, lulls, share, bound,
+                                                     events_only, duplicates)
     engine = replay(log, live)
     got = replay_summary(engine)["by_application"]
     truth = simulator.truth
@@ -116,14 +118,17 @@ def test_counts_days_and_newest_time_match_the_plan_whatever_the_traffic_shape(
             stored[(day, application)] = stored.get((day, application), 0) + row.searches
     assert stored == truth.searches_by_day(without=skewed)  # each search on its own day
     last = engine.view().gauges["last_event_timestamp_seconds"]
-    assert newest <= last <= newest + (bound if skewed else 0.0)  # a skewed tail may stand
+    assert newest <= last <= (latest + bound if skewed else newest)  # a skewed tail may stand
     if skewed:  # theirs: every search and click counted, a few outcomes may move
         mine = got[SKEWED]
         theirs = _merged(truth.by_application(without=_clients(truth) - skewed).values())
         for key in EXACT:
             assert mine[key] == theirs[key], key
         moved = sum(abs(mine[key] - theirs[key]) for key in OUTCOMES)
-        assert moved <= max(2, 0.05 * theirs["searches"]), (moved, theirs["searches"])
+        # a corrected event is placed a few seconds from its true time (by stamps alone): the
+        # order of a click and the next search may flip (docs/architecture.md, bounds)
+        assert moved <= max(3 if events_only else 2, 0.05 * theirs["searches"]), (
+            moved, theirs["searches"])
 
 
 def _clients(truth) -> set[str]:
