@@ -67,15 +67,18 @@ class ArrivalClock:
 
     def lead(self) -> float | None:
         """The stream's lead over its arrivals now: the typical one (queries' first) while
-        steady, else the median of the last ``RECENT`` records' (a backfill's, or before
-        there are samples enough); None without arrivals."""
+        steady, else the median of the last ``RECENT`` records' while they agree within the
+        tolerance (before there are samples enough); None without arrivals, or when they
+        disagree (a backfill: its records arrived together, whatever their times)."""
         typical = self.typical
         if typical[0] is not None:
             return typical[0]
         if typical[1] is not None:
             return typical[1]
-        recent = sorted(self._recent)
-        return recent[len(recent) // 2] if recent else None
+        recent = sorted(self._recent)  # consistent, as live traffic's are (a backfill's are not)
+        if recent and recent[-1] - recent[0] <= self.tolerance:
+            return recent[len(recent) // 2]
+        return None
 
     def _sample(self, kind: int, lead: float) -> None:
         window, ordered = self._windows[kind], self._ordered[kind]

@@ -33,7 +33,7 @@ from collector.events import (
 from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
 from collector.probation import AHEAD as HELD_AHEAD
-from collector.probation import STANDS, HeldRecord, Probation
+from collector.probation import HeldRecord, Probation
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
@@ -106,7 +106,7 @@ class Engine:
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
                                  self.stats)
         self.arrival_clock = ArrivalClock(config["ordering.clock_tolerance_s"])
-        self.probation = Probation(self._undecided)
+        self.probation = Probation()
         # A vote for a held record is stamped at most this much before it: a query may lead
         # the stream by max_ahead, an event its search's stream by twice the tolerance.
         self._slack = {_QUERY: config["ordering.max_ahead_s"],
@@ -272,17 +272,6 @@ class Engine:
             self._apply_late(kind, rec, ts, raw)
         else:
             self._buffer(ts, kind, rec, raw, False)
-
-    def _undecided(self, record: HeldRecord) -> int:
-        """A held record that no vote decided, where none can come (an idle source, the end
-        of input: the thin tail of a log, where one session may outlast all others): it stands
-        as stamped, but for an event past its search's attribution window, which would be
-        lost so — its client's clock is taken to run ahead and the event is kept."""
-        if record.kind == _EVENT:
-            search = self._search_window(record.rec)
-            if search is not None and record.ts > search[1]:
-                return HELD_AHEAD
-        return STANDS
 
     def _hold(self, record: HeldRecord) -> None:
         self._settle(self.probation.hold(record))

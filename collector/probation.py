@@ -15,14 +15,12 @@ clock is right is retimed.
 
 A client's later records wait behind its held one (one device, one clock: they are decided in
 arrival order, with what was decided for it). Where no vote can come (an idle source, the end of
-input) the held records are decided on the votes so far, and a tie by the caller (the engine:
-ahead where the stream around it was dense, as stamped where it was sparse). Memory is
-bounded: past ``CAP`` held records the oldest is decided the same way.
+input) the held records are decided on the votes so far, standing as stamped unless more voted
+against them than for (the thin tail of a log, where one session may outlast all others).
+Memory is bounded: past ``CAP`` held records the oldest is decided the same way.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from collector.events import WireRecord
 from collector.stream_clock import Reference
@@ -63,21 +61,19 @@ class HeldRecord:
             self.verdict = AHEAD
         return self.verdict != 0
 
-    def on_the_votes_so_far(self, tie: Callable[[HeldRecord], int]) -> HeldRecord:
-        if self.votes_for != self.votes_against:
-            self.verdict = AHEAD if self.votes_against > self.votes_for else STANDS
-        else:
-            self.verdict = tie(self)
+    def on_the_votes_so_far(self) -> HeldRecord:
+        """Where no more votes can come: it stands as stamped unless more voted against it
+        than for (the same record decides the same however the stream is partitioned)."""
+        self.verdict = AHEAD if self.votes_against > self.votes_for else STANDS
         return self
 
 
 class Probation:
     """The held records in arrival order, and how many each client has held."""
 
-    __slots__ = ("tie", "held", "clients")
+    __slots__ = ("held", "clients")
 
-    def __init__(self, tie: Callable[[HeldRecord], int]) -> None:
-        self.tie = tie  # the verdict of a record no vote decided, where no more can come
+    def __init__(self) -> None:
         self.held: list[HeldRecord] = []
         self.clients: dict[str, int] = {}
 
@@ -87,7 +83,7 @@ class Probation:
         self.clients[record.client] = self.clients.get(record.client, 0) + 1
         if len(self.held) <= CAP:
             return []
-        return self._release([self.held[0].on_the_votes_so_far(self.tie)])
+        return self._release([self.held[0].on_the_votes_so_far()])
 
     def vote(self, ts: float, client: str | None, reach: float) -> list[HeldRecord]:
         """One arriving record's vote (raw stamp ``ts``) on every held record of another
@@ -124,8 +120,7 @@ class Probation:
 
     def drain(self) -> list[HeldRecord]:
         """Every held record, decided on its votes so far (idle source, end of input)."""
-        return self._release([r if r.verdict else r.on_the_votes_so_far(self.tie)
-                              for r in self.held])
+        return self._release([r if r.verdict else r.on_the_votes_so_far() for r in self.held])
 
     def newest(self) -> float:
         return max((r.ts for r in self.held), default=float("-inf"))

@@ -17,12 +17,8 @@ def held(ts: float, client: str = "skewed") -> HeldRecord:
     return HeldRecord(ts, 0, b"", None, client, None, SLACK)  # type: ignore[arg-type]
 
 
-def never_decided(record: HeldRecord) -> int:
-    raise AssertionError("no tie expected")
-
-
 def test_three_other_clients_at_its_time_say_the_stream_is_there():
-    probation = Probation(never_decided)
+    probation = Probation()
     record = held(T + 900)  # 15 minutes past the edge: a lull's end, or a fast clock
     probation.hold(record)
     assert probation.vote(T + 901, "a", reach=T) == []
@@ -35,7 +31,7 @@ def test_three_other_clients_at_its_time_say_the_stream_is_there():
 
 
 def test_three_other_clients_where_the_stream_was_say_its_clock_runs_ahead():
-    probation = Probation(never_decided)
+    probation = Probation()
     record = held(T + 900)
     probation.hold(record)
     for client in "abc":
@@ -44,7 +40,7 @@ def test_three_other_clients_where_the_stream_was_say_its_clock_runs_ahead():
 
 
 def test_a_vote_within_the_slack_before_it_is_for_it():
-    probation = Probation(never_decided)
+    probation = Probation()
     record = held(T + 900)
     probation.hold(record)
     for client in "abc":
@@ -53,7 +49,7 @@ def test_a_vote_within_the_slack_before_it_is_for_it():
 
 
 def test_a_clients_later_records_wait_behind_its_first_and_go_in_order():
-    probation = Probation(never_decided)
+    probation = Probation()
     first, second = held(T + 900), held(T + 905)
     probation.hold(first)
     probation.hold(second)
@@ -67,32 +63,25 @@ def test_a_clients_later_records_wait_behind_its_first_and_go_in_order():
 
 
 def test_the_stream_reaching_a_held_record_releases_it_to_be_judged_again():
-    probation = Probation(never_decided)
+    probation = Probation()
     record = held(T + 900)
     probation.hold(record)
     assert probation.ready(reach=T + 899) == []
     assert probation.ready(reach=T + 900) == [record] and record.verdict == FITS
 
 
-def test_where_no_vote_can_come_the_votes_so_far_decide_and_a_tie_goes_to_the_caller():
-    ties: list[HeldRecord] = []
-
-    def tie(record: HeldRecord) -> int:
-        ties.append(record)
-        return AHEAD
-
-    probation = Probation(tie)
+def test_where_no_vote_can_come_the_votes_so_far_decide_and_a_tie_stands():
+    probation = Probation()
     leaning_for, leaning_against, even = held(T + 900, "x"), held(T + 900, "y"), held(T, "z")
     for record in (leaning_for, leaning_against, even):
         probation.hold(record)
     leaning_for.votes_for, leaning_against.votes_against = 1, 2
     assert probation.drain() == [leaning_for, leaning_against, even]
-    assert [r.verdict for r in (leaning_for, leaning_against, even)] == [STANDS, AHEAD, AHEAD]
-    assert ties == [even]
+    assert [r.verdict for r in (leaning_for, leaning_against, even)] == [STANDS, AHEAD, STANDS]
 
 
 def test_memory_is_bounded_the_oldest_goes_on_its_votes():
-    probation = Probation(lambda record: STANDS)
+    probation = Probation()
     for n in range(CAP):
         assert probation.hold(held(T + n, f"c{n}")) == []
     released = probation.hold(held(T + CAP, "last"))

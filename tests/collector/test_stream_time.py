@@ -70,10 +70,28 @@ def world(seed: int, rate: float, lulls: list[tuple[float, float]], share: float
     return simulator, log, chosen, (newest, latest)
 
 
-def replay(log: list[tuple[float, bytes]], live: bool) -> Engine:
+class Stranded:
+    """Dead letters kept in memory: the events of the given clients that ended as orphans."""
+
+    def __init__(self, clients: set[str]) -> None:
+        self.clients = clients
+        self.events = 0
+
+    def write(self, raw: bytes, reason: str, detail: str) -> None:
+        record = json.loads(raw)
+        if (record.get("client_id") in self.clients and "action_name" in record
+                and not record.get("query_id", "").startswith("lost-")):  # not a planned one
+            self.events += 1
+
+    def close(self) -> None:
+        return None
+
+
+def replay(log: list[tuple[float, bytes]], live: bool, stranded: Stranded | None = None
+           ) -> Engine:
     """Feed the log; ``live``: as a Kafka partition would — each record with its arrival
     (the broker's clock), and the source idle whenever nothing arrives for ordering.idle_s."""
-    engine = Engine(load_config(environ={}), query_stats=QueryStats())
+    engine = Engine(load_config(environ={}), dead_letters=stranded, query_stats=QueryStats())
     if not live:
         engine.process_all([raw for _, raw in log])
     else:
@@ -106,7 +124,8 @@ def test_counts_days_and_newest_time_match_the_plan_whatever_the_traffic_shape(
         seed, rate, lulls, share, bound, events_only, duplicates, live):
     simulator, log, skewed, (newest, latest) = world(seed, rate, lulls, share, bound,
                                                      events_only, duplicates)
-    engine = replay(log, live)
+    stranded = Stranded(skewed)
+    engine = replay(log, live, stranded)
     got = replay_summary(engine)["by_application"]
     truth = simulator.truth
     everyone_else = truth.by_application(without=skewed)
@@ -119,16 +138,23 @@ def test_counts_days_and_newest_time_match_the_plan_whatever_the_traffic_shape(
     assert stored == truth.searches_by_day(without=skewed)  # each search on its own day
     last = engine.view().gauges["last_event_timestamp_seconds"]
     assert newest <= last <= (latest + bound if skewed else newest)  # a skewed tail may stand
-    if skewed:  # theirs: every search and click counted, a few outcomes may move
-        mine = got[SKEWED]
+    if skewed:  # theirs: every search counted, every click but those stranded, a few
+        mine = got[SKEWED]  # outcomes may move
         theirs = _merged(truth.by_application(without=_clients(truth) - skewed).values())
-        for key in EXACT:
+        for key in ("searches", "zero_result_searches"):
             assert mine[key] == theirs[key], key
+        # a click whose device clock put it past its search's window at the end of a log, with
+        # no later record of anyone to say so, is an orphan: counted and kept, not attributed
+        assert stranded.events <= 2, stranded.events
+        for key in ("clicked_searches", "clicks", "converted_searches"):
+            assert theirs[key] - stranded.events <= mine[key] <= theirs[key], key
         moved = sum(abs(mine[key] - theirs[key]) for key in OUTCOMES)
-        # a corrected event is placed a few seconds from its true time (by stamps alone): the
-        # order of a click and the next search may flip (docs/architecture.md, bounds)
-        assert moved <= max(3 if events_only else 2, 0.05 * theirs["searches"]), (
-            moved, theirs["searches"])
+        # an event clock off by less than the stream's spread cannot be told from a slow or a
+        # fast click, and a corrected one is placed a few seconds from its true time: the order
+        # of a click and the next search may flip (docs/architecture.md, bounds)
+        allowed = max(4, 0.15 * theirs["searches"]) if events_only else max(
+            2, 0.05 * theirs["searches"])
+        assert moved <= allowed, (moved, theirs["searches"])
 
 
 def _clients(truth) -> set[str]:
