@@ -379,12 +379,10 @@ class Engine:
         self._release()
 
     def _decide_held(self) -> None:
-        self._decide_warmup()
-        self._settle(self.probation.drain())
-
-    def _decide_warmup(self) -> None:
+        """What waits for the clock's warm-up or for votes is decided on what there is."""
         if self.warmup is not None:
             self._end_warmup(judge=self.clock.provisional)
+        self._settle(self.probation.drain())
 
     def idle(self, quiet_s: float) -> bool:
         """No record has arrived for ``quiet_s`` seconds of stream time (the source's clock:
@@ -395,8 +393,8 @@ class Engine:
         (live, where stamps follow the wall clock). True when it did."""
         if quiet_s < self.idle_s:
             return False
-        if self.idle_from is None:  # where the stream was, before held records are decided
-            self._decide_warmup()
+        if self.idle_from is None:  # where the stream was when it went quiet
+            self._decide_held()
             self.idle_from = self._position()
         if self.idle_from == -inf:
             return False
@@ -407,8 +405,7 @@ class Engine:
         """Where the stream was when its last record arrived: the newest time buffered — but
         never past what its arrival says (last arrival + the stream's lead, when known), so
         that a skewed record standing within ``max_ahead`` cannot lead the stream's time (it
-        waits in the buffer until the stream reaches it). Records still on probation do not
-        count: decided now, with no vote, one that stands as stamped waits the same way."""
+        waits in the buffer until the stream reaches it)."""
         lead = self.arrival_clock.lead()
         if lead is None or self.last_arrival == -inf:
             return self.newest
