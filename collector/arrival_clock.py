@@ -30,18 +30,17 @@ from collections import deque
 from collector.stream_clock import SAMPLE_MASK
 
 SAMPLES = 64  # sampled leads per kind the typical lead is the median of
-MIN_SAMPLES = 16  # before this many, the arrival clock says nothing
-RECENT = 5  # the last records' leads, for where the stream is when it goes idle
+MIN_SAMPLES = 16  # before this many, the arrival clock corrects no record
+FEW = 3  # … but says where an idle stream was, from this many
 
 
 class ArrivalClock:
     """The typical lead of queries and of events, while it is steady."""
 
-    __slots__ = ("tolerance", "typical", "_windows", "_ordered", "_recent")
+    __slots__ = ("tolerance", "typical", "_windows", "_ordered")
 
     def __init__(self, tolerance: float) -> None:
         self.tolerance = tolerance
-        self._recent: deque[float] = deque(maxlen=RECENT)  # the last records' leads
         # Per kind (query, event): the typical lead while the window is steady, else None.
         self.typical: list[float | None] = [None, None]
         self._windows: tuple[deque[float], ...] = (deque(), deque())
@@ -51,7 +50,6 @@ class ArrivalClock:
         """How far ``ts`` is off by its arrival (0.0: it stands as stamped), or None while the
         arrival clock cannot tell (too few samples, no steady lead)."""
         lead = ts - arrived
-        self._recent.append(lead)
         if not int(ts * 1000.0) & SAMPLE_MASK:
             self._sample(kind, lead)
         return self.judge(kind, ts, arrived)
@@ -67,17 +65,16 @@ class ArrivalClock:
 
     def lead(self) -> float | None:
         """The stream's lead over its arrivals now: the typical one (queries' first) while
-        steady, else the median of the last ``RECENT`` records' while they agree within the
-        tolerance (before there are samples enough); None without arrivals, or when they
-        disagree (a backfill: its records arrived together, whatever their times)."""
-        typical = self.typical
-        if typical[0] is not None:
-            return typical[0]
-        if typical[1] is not None:
-            return typical[1]
-        recent = sorted(self._recent)  # consistent, as live traffic's are (a backfill's are not)
-        if recent and recent[-1] - recent[0] <= self.tolerance:
-            return recent[len(recent) // 2]
+        steady; before there are ``MIN_SAMPLES``, the median of as few as ``FEW`` while they
+        are steady too (where an idle spell's time starts from); None without arrivals or
+        while unsteady (a backfill: its records arrived together, whatever their times)."""
+        for kind in (0, 1):
+            if self.typical[kind] is not None:
+                return self.typical[kind]
+        for ordered in self._ordered:
+            n = len(ordered)
+            if FEW <= n < MIN_SAMPLES and ordered[n * 3 // 4] - ordered[n // 4] <= self.tolerance:
+                return ordered[n // 2]
         return None
 
     def _sample(self, kind: int, lead: float) -> None:

@@ -123,7 +123,11 @@ class Engine:
         # judged against, their arrival if known).
         self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None,
                                 float | None]] | None = []
-        self.newest = -inf  # newest (corrected) time ever buffered
+        # The newest (corrected) time buffered of a record that fitted the stream (within the
+        # tolerance or the spread past its edge) or was corrected, and of one that stood
+        # further ahead (within max_ahead): the first is where the stream is, both are news.
+        self.settled = -inf
+        self.ahead = -inf
         self.last_arrival = -inf  # when the last record arrived (its Kafka timestamp), if known
         self.idle_from: float | None = None  # where the stream was when the source went idle
         self.closed = False
@@ -206,8 +210,8 @@ class Engine:
                         heappush(order, number)
                     else:
                         bucket.append(entry)
-                if ts > self.newest:
-                    self.newest = ts
+                if ts > self.settled:
+                    self.settled = ts
             elif arrivals is not None and moved:  # off by its own arrival: put where it came
                 self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
             elif self.warmup is not None:
@@ -241,7 +245,7 @@ class Engine:
                 self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
                 return
             search = self._search_window(rec) if kind == _EVENT else None
-            offset = clock.offset(kind, client)
+            offset = known = clock.offset(kind, client)
             if offset is None:
                 offset, reason = clock.judge(kind, client, ts, search, at)
                 if reason == AHEAD or reason == EVENT_AHEAD:
@@ -255,8 +259,10 @@ class Engine:
                 clock.keep(kind, client, offset, reason)
             elif offset:
                 offset = clock.revise(kind, client, ts, offset, search)
-            if offset and ts - offset < clock.watermark:  # stale (decided where the stream
-                offset = clock.rejudge(kind, client, ts)  # was): it would be lost so
+            if (known is not None or offset or verdict) and ts - offset < clock.watermark:
+                # stale — decided, or held, where the stream was (a sparse stream's front
+                # lags; an idle spell moved it on): it would be lost so
+                offset = clock.rejudge(kind, client, ts)
             if offset:
                 self._retime(ts - offset, kind, raw, rec, acc.CLIENT_OFFSET)
                 return
@@ -294,8 +300,11 @@ class Engine:
             if standing:
                 self.clock.note_query(ts)
         self._push(entry)
-        if ts > self.newest:
-            self.newest = ts
+        if not standing or ts <= self.clock.high:
+            if ts > self.settled:
+                self.settled = ts
+        elif ts > self.ahead:
+            self.ahead = ts
 
     def _push(self, entry: Entry) -> None:
         bucket = self.buckets.get(number := int(entry[0] * TICKS))
@@ -386,30 +395,42 @@ class Engine:
 
     def idle(self, quiet_s: float) -> bool:
         """No record has arrived for ``quiet_s`` seconds of stream time (the source's clock:
-        the wall clock live, the demo's scaled one). Past ``ordering.idle_s`` every held and
-        buffered record is released and stream time follows the source's from there, so the
-        last searches before a lull get their outcomes (Flink's ``withIdleness``). A record
-        that arrives after that is late only when it was delayed by more than ``idle_s``
-        (live, where stamps follow the wall clock). True when it did."""
+        the wall clock live, the demo's scaled one). Past ``ordering.idle_s`` every buffered
+        record is released and stream time follows the source's from where the stream was, so
+        the last searches before a lull get their outcomes (Flink's ``withIdleness``). A
+        record on probation — ahead of the stream, no other client's record has said the
+        stream is there — goes on waiting: for the votes of the records after the lull, or for
+        stream time to reach it (then it stands). A record that arrives after that is late
+        only when it was delayed by more than ``idle_s`` (live, where stamps follow the wall
+        clock). True when it did."""
         if quiet_s < self.idle_s:
             return False
         if self.idle_from is None:  # where the stream was when it went quiet
-            self._decide_held()
+            if self.warmup is not None:
+                self._end_warmup(judge=self.clock.provisional)
             self.idle_from = self._position()
         if self.idle_from == -inf:
             return False
-        self.advance(self.idle_from + self.clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
+        clock = self.clock
+        clock.advance(self.idle_from + clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
+        self._settle(self.probation.ready(clock.now))  # those stream time has reached
+        self._release()
         return True
 
     def _position(self) -> float:
-        """Where the stream was when its last record arrived: the newest time buffered — but
-        never past what its arrival says (last arrival + the stream's lead, when known), so
-        that a skewed record standing within ``max_ahead`` cannot lead the stream's time (it
-        waits in the buffer until the stream reaches it)."""
+        """Where the stream was when its last record arrived: the newest time of a record that
+        fitted it — not one that stood further ahead (a skewed client within ``max_ahead``: it
+        waits in the buffer until the stream reaches it) — and never past what the arrival
+        clock says while it is steady."""
         lead = self.arrival_clock.lead()
         if lead is None or self.last_arrival == -inf:
-            return self.newest
-        return min(self.newest, self.last_arrival + lead)
+            return self.settled
+        return min(self.settled, self.last_arrival + lead)
+
+    @property
+    def newest(self) -> float:
+        """The newest (corrected) time of any record buffered."""
+        return max(self.settled, self.ahead)
 
     def close(self) -> None:
         """End of input: apply every buffered record and decide every pending outcome."""

@@ -79,7 +79,8 @@ class Stranded:
 
     def write(self, raw: bytes, reason: str, detail: str) -> None:
         record = json.loads(raw)
-        if (record.get("client_id") in self.clients and "action_name" in record
+        if (record.get("client_id") in self.clients
+                and record.get("action_name") in ("click", "add_to_cart", "purchase")
                 and not record.get("query_id", "").startswith("lost-")):  # not a planned one
             self.events += 1
 
@@ -149,10 +150,11 @@ def test_counts_days_and_newest_time_match_the_plan_whatever_the_traffic_shape(
         for key in ("clicked_searches", "clicks", "converted_searches"):
             assert theirs[key] - stranded.events <= mine[key] <= theirs[key], key
         moved = sum(abs(mine[key] - theirs[key]) for key in OUTCOMES)
-        # an event clock off by less than the stream's spread cannot be told from a slow or a
-        # fast click, and a corrected one is placed a few seconds from its true time: the order
-        # of a click and the next search may flip (docs/architecture.md, bounds)
-        allowed = max(4, 0.15 * theirs["searches"]) if events_only else max(
+        # an event clock off by less than the stream's spread (minutes, in a sparse stream)
+        # cannot be told from a slow or a fast click, and a corrected one is placed a few
+        # seconds from its true time: the order of a click and the next search may flip, and
+        # with it that client's reformulations and abandonments (docs/architecture.md, bounds)
+        allowed = max(4, 0.25 * theirs["searches"]) if events_only else max(
             2, 0.05 * theirs["searches"])
         assert moved <= allowed, (moved, theirs["searches"])
 
