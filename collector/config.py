@@ -97,6 +97,20 @@ def _store_url(value: str) -> str | None:
     return "must be sqlite:///PATH or postgresql://…"
 
 
+def _bucket_count(value: int) -> str | None:
+    return None if 2 <= value <= 1024 else "must be between 2 and 1024"
+
+
+def _split(value: list[str]) -> str | None:
+    from collector.experiment_stats import parse_split
+
+    try:
+        parse_split(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def _base(value: int) -> str | None:
     return None if value in (0, 1) else "must be 0 or 1"
 
@@ -133,6 +147,35 @@ SETTINGS: tuple[Setting, ...] = (
             "Distinct `application` label values kept; later ones fold into `other`.", _positive),
     Setting("labels.variant_cap", int, 20,
             "Distinct `variant` label values kept; later ones fold into `other`.", _positive),
+    Setting("experiments.unit_buckets", int, 32,
+            "Hashed buckets of clients per experiment variant: the units of the clustered "
+            "(delta-method) variance of every experiment rate; bounds the label unit_bucket.",
+            _bucket_count),
+    Setting("experiments.unit_window_s", float, 21600.0,
+            "A client counts as a unit of its variant while its newest search is this recent "
+            "(event time); the sample-ratio test reads these units.", _positive),
+    Setting("experiments.max_units", int, 1_000_000,
+            "Clients tracked for the unit count per engine (memory bound, ~200 bytes each).",
+            _positive),
+    Setting("experiments.control_variant", str, "control",
+            "The variant every other one is compared with (differences, guardrails).", None),
+    Setting("experiments.split", list, [],
+            "The designed split as VARIANT=SHARE items, e.g. control=0.5,treatment=0.5 (shares "
+            "sum to 1); the sample-ratio test checks it. Empty: an equal split of the variants "
+            "seen.", _split),
+    Setting("experiments.min_units", int, 1000,
+            "The sample-ratio test needs this many units in an application's experiment.",
+            _positive),
+    Setting("experiments.min_searches", int, 1000,
+            "A guardrail verdict needs this many searches (the rate's denominator) in the "
+            "variant.", _positive),
+    Setting("experiments.guardrail_zero_result_margin", float, 0.01,
+            "Non-inferiority margin of the zero-result rate (absolute): a variant breaches the "
+            "guardrail when the low end of its difference from the control exceeds it.",
+            _share),
+    Setting("experiments.guardrail_slow_search_margin", float, 0.01,
+            "The same for the share of searches slower than metrics.latency_guardrail_s.",
+            _share),
     Setting("strata.file", str, "",
             "CSV query,stratum (written by `searchpulse feedback`); empty: live sketch.",
             None),

@@ -20,6 +20,8 @@ al. 2012); its recording rule and 95 % interval are in alerts/rules.py, docs/met
 
 from __future__ import annotations
 
+from typing import Any
+
 from collector.events import EventObject
 
 TEAM_CAP = 8  # teams per series; more are counted as "other"
@@ -47,6 +49,33 @@ def outcome(teams: dict[str, int]) -> tuple[str | None, int]:
     if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
         return None, unattributed
     return ranked[0][1], unattributed
+
+
+def credit(target: Any, teams: dict[str, int]) -> None:
+    """Add one interleaved search's outcome (its clicks per team, ``UNTAGGED`` included) to
+    ``target``: a quality series or a unit bucket (collector/units.py), both holding
+    ``interleaving_wins`` and ``interleaving_ties``. In a tie every tying team gets its
+    sample (0 wins)."""
+    winner, _ = outcome(teams)
+    wins = target.interleaving_wins
+    if wins is None:
+        wins = target.interleaving_wins = {}
+    if winner is None:
+        target.interleaving_ties += 1
+        for team in teams:
+            if team != UNTAGGED:
+                _capped(wins, team)
+    else:
+        wins[_capped(wins, winner)] += 1
+
+
+def _capped(wins: dict[str, int], team: str) -> str:
+    """The team's key in ``wins`` (at most TEAM_CAP teams, then "other")."""
+    if team not in wins:
+        if len(wins) >= TEAM_CAP:
+            team = "other"
+        wins.setdefault(team, 0)
+    return team
 
 
 def preference(wins_a: int, wins_b: int, ties: int) -> tuple[float, float] | None:
