@@ -4,7 +4,9 @@ The monitoring-mixin `_config` habit: nothing a deployment needs to change is in
 are read like the collector's (`collector.config`): defaults < the `[alerts]` section of a TOML
 file < `SEARCHPULSE_ALERTS_*` environment variables < `--set alerts.SECTION.NAME=VALUE`, and an
 error names the key. The latency guardrail is not an alert setting: alerts read the collector's
-`metrics.latency_guardrail_s`, the value its latency histogram has a bucket boundary at.
+`metrics.latency_guardrail_s`, the value its latency histogram has a bucket boundary at; nor are
+the experiment settings (`experiments.*`: unit buckets, control variant, designed split,
+guardrail margins), which `searchpulse experiments` reads too.
 
 Change a default here, run `make generate`, commit the regenerated rules: the regenerate-and-diff
 test fails if the committed rules and this file disagree. `Profile.fast()` is the same rule set
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from collector.config import Config, ConfigError, Setting, load_config
+from collector.experiment_stats import ExperimentDesign
 
 OVERVIEW_DASHBOARD = "searchpulse-overview/search-quality-overview"
 HEALTH_DASHBOARD = "searchpulse-collector/searchpulse-collector-health"
@@ -65,14 +68,8 @@ class Thresholds:
     judged_ndcg_drop_factor: float = 0.9
     judged_coverage_min: float = 0.6
     min_judged_searches_long_window: int = 200
-    # Sample-ratio mismatch: at least this many experiment searches in the ticket's long window.
-    min_searches_sample_ratio: int = 1000
-    # Guardrail non-inferiority: a variant's zero-result rate (Wilson low end) above the control
-    # variant's by this much (absolute), with the sample-ratio minimum of searches in the variant.
-    control_variant: str = "control"
-    guardrail_zero_result_margin: float = 0.01
-    # The same for the share of searches slower than the latency guardrail.
-    guardrail_slow_search_margin: float = 0.01
+    # Experiments (sample ratio, guardrails): the collector's experiments.* settings, which the
+    # verdict report reads too — see Profile.experiments.
     # Minimum traffic: fewer searches than this in the long window never page or ticket.
     min_searches_long_window: int = 200
     min_known_item_searches_long_window: int = 50
@@ -175,6 +172,8 @@ class Profile:
     deployment: Deployment = field(default_factory=Deployment)
     alerts: tuple[AlertRow, ...] = ALERTS
     latency_guardrail_s: float = 0.5  # the collector's metrics.latency_guardrail_s
+    # the collector's experiments.* settings: unit buckets, control, split, margins, minimums
+    experiments: ExperimentDesign = field(default_factory=ExperimentDesign.default)
 
     def __post_init__(self) -> None:
         check(self)
@@ -243,7 +242,8 @@ def from_config(config: Config) -> Profile:
         values = {item.name: config[f"alerts.{section}.{item.name}"] for item in fields(kind)}
         parts[section] = kind(**{k: tuple(v) if isinstance(v, list) else v
                                  for k, v in values.items()})
-    return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"])
+    return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"],
+                   experiments=ExperimentDesign.from_config(config))
 
 
 def load_profile(path: str | None = None, overrides: Mapping[str, Any] | None = None,
