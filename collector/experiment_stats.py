@@ -169,6 +169,20 @@ def clustered_ratio(pairs: Sequence[tuple[float, float]], buckets: int, t: float
     return Estimate(rate, variance, rate - half, rate + half)
 
 
+def interleaving_preference(buckets: Sequence[tuple[dict[str, int] | None, int]], team: str,
+                            unit_buckets: int, t: float) -> Estimate | None:
+    """Δ of ``team`` against the rest (Δ_AB for two teams) with its interval clustered by
+    client, from each unit bucket's (wins per team, ties): the team's score in bucket b is
+    y_b = wins + ties/2 of n_b = contests (Σ wins + ties), Δ = Σy/Σn − ½ (Chapelle et al.
+    2012); None without a contest."""
+    pairs = [((wins or {}).get(team, 0) + ties / 2, sum((wins or {}).values()) + ties)
+             for wins, ties in buckets]
+    share = clustered_ratio(pairs, unit_buckets, t)
+    if share is None:
+        return None
+    return Estimate(share.value - 0.5, share.variance, share.low - 0.5, share.high - 0.5)
+
+
 def difference(variant: Estimate, control: Estimate, t: float) -> Estimate:
     value = variant.value - control.value
     variance = variant.variance + control.variance
