@@ -67,7 +67,8 @@ RATIOS = {
 GUARDRAIL_RATES = tuple(rate for rate in RATES if rate.guardrail)
 LEVELS = {"application": "application", "application_stratum": "application, stratum",
           "application_variant": "application, variant",
-          "application_variant_team": "application, variant, team"}
+          "application_variant_team": "application, variant, team",
+          "application_variant_bucket": "application, variant, unit_bucket"}
 # The sample-ratio ticket tests 2 to this many variants (p = 0.001 critical value per count).
 MAX_TESTED_VARIANTS = 8
 # An experiment rate's counts per unit bucket: a bucket attribute → its metric's count name.
@@ -176,14 +177,8 @@ class Recordings:
     def variant_count(self, count: str, window: str) -> str:
         """A count per application and experiment variant (every variant but none and
         other): its increase over the window."""
-        name = f"application_variant:searchpulse_{count}:increase{window}"
-        if count == "searches_with_results":
-            whole, part = (self.variant_count(c, window)
-                           for c in ("searches", "zero_result_searches"))
-            return self._add(name, f"{whole} - {part}")
-        return self._add(name, f"sum by (application, variant) (increase({COUNTERS[count]}"
-                               f'{{{self.profile.deployment.selector},variant!~"none|other"}}'
-                               f"[{window}]))")
+        return self._count_of("application_variant", count, window, lambda c: (
+            c, COUNTERS.get(c, ""), ',variant!~"none|other"'))
 
     def variant_ratio(self, ratio: str, window: str) -> str:
         """A ratio per application and experiment variant over the window."""
@@ -197,14 +192,22 @@ class Recordings:
     def bucket_count(self, count: str, window: str) -> str:
         """An experiment count per application, variant and unit bucket (collector/units.py)
         over the window."""
-        name = f"application_variant_bucket:searchpulse_experiment_{count}:increase{window}"
+        return self._count_of("application_variant_bucket", count, window, lambda c: (
+            f"experiment_{c}", f"searchpulse_experiment_{c}_total", ""))
+
+    def _count_of(self, level: str, count: str, window: str,
+                  source: Callable[[str], tuple[str, str, str]]) -> str:
+        """``count``'s increase over the window summed by ``level``; ``source(count)`` gives
+        its recorded name, its counter and extra matchers. Searches with results are derived:
+        searches − zero-result searches of the same level."""
+        name = f"{level}:searchpulse_{source(count)[0]}:increase{window}"
         if count == "searches_with_results":
-            whole, part = (self.bucket_count(c, window)
+            whole, part = (self._count_of(level, c, window, source)
                            for c in ("searches", "zero_result_searches"))
             return self._add(name, f"{whole} - {part}")
-        return self._add(name, f"sum by (application, variant, unit_bucket) (increase("
-                               f"searchpulse_experiment_{count}_total"
-                               f"{{{self.profile.deployment.selector}}}[{window}]))")
+        _, counter, matchers = source(count)
+        return self._add(name, f"sum by ({LEVELS[level]}) (increase({counter}"
+                               f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
 
     def experiment_count(self, count: str, window: str) -> str:
         """An experiment count per application and variant: the sum of its buckets."""

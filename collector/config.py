@@ -154,6 +154,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("experiments.unit_window_s", float, 21600.0,
             "A client counts as a unit of its variant while its newest search is this recent "
             "(event time); the sample-ratio test reads these units.", _positive),
+    Setting("experiments.max_variants", int, 40,
+            "(application, variant) pairs of experiments that get units and unit buckets "
+            "(bounds their series: at most this × unit_buckets × 10); later ones get none and "
+            "are counted in searchpulse_label_values_folded_total{label=\"experiment\"}.",
+            _positive),
     Setting("experiments.max_units", int, 1_000_000,
             "Clients tracked for the unit count per engine (memory bound, ~200 bytes each).",
             _positive),

@@ -68,7 +68,8 @@ class Engine:
         self.stats = acc.PipelineStats()
         self.table = SeriesTable(config["labels.application_cap"], config["labels.variant_cap"],
                                  config["metrics.latency_guardrail_s"],
-                                 config["experiments.unit_buckets"])
+                                 config["experiments.unit_buckets"],
+                                 config["experiments.max_variants"])
         self.strata = StrataClassifier.from_config(config)
         self.sessions = Sessionizer(
             self.table, self.strata, self.stats,
@@ -325,6 +326,7 @@ class Engine:
             reset_experiment(experiment)
         self.stats.reset()
         self.table.application.folded = self.table.variant.folded = 0
+        self.table.experiments_refused = 0
 
     def view(self, release: bool = True) -> View:
         """The live counts and state gauges, for exposition (no copy). ``release``: apply the
@@ -336,7 +338,8 @@ class Engine:
             series=list(self.table.series),
             experiments=list(self.table.experiments),
             stats=self.stats,
-            folded={c.name: c.folded for c in (self.table.application, self.table.variant)},
+            folded={**{c.name: c.folded for c in (self.table.application, self.table.variant)},
+                    "experiment": self.table.experiments_refused},
             gauges={
                 "last_event_timestamp_seconds": now,
                 "watermark_timestamp_seconds": now if self.closed

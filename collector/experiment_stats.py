@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
+from collector.labels import scrub
+
 CONFIDENCE = 0.95
 POWER = 0.8
 SAMPLE_RATIO_P = 0.001  # the sample-ratio ticket's significance
@@ -113,9 +115,13 @@ def parse_split(items: Sequence[str]) -> dict[str, float]:
             value = float(share)
         except ValueError:
             value = math.nan
-        if not sep or not variant.strip() or not value > 0:
+        variant = variant.strip()
+        if not sep or not variant or not value > 0:
             raise ValueError(f"{item!r}: expected VARIANT=SHARE with a share > 0")
-        split[variant.strip()] = value
+        if scrub(variant) != variant:
+            raise ValueError(f"{variant!r} is not a variant label value (letters, digits, "
+                             f"_ . : / - only, at most 64)")
+        split[variant] = value
     if split and abs(sum(split.values()) - 1) > 1e-9:
         raise ValueError(f"the shares sum to {sum(split.values()):g}, not 1")
     if len(split) == 1:

@@ -291,9 +291,11 @@ def _pipeline(view: View) -> Iterator[Metric]:
     yield offsets
     family = CounterMetricFamily(
         "searchpulse_label_values_folded",
-        "Searches whose label value was folded into `other` by the cardinality cap.",
+        "Searches whose label value was folded into `other` by the cardinality cap; "
+        "label=experiment: experiment variants beyond experiments.max_variants (no unit "
+        "statistics).",
         labels=("label",))
-    for label in ("application", "variant"):
+    for label in ("application", "variant", "experiment"):
         family.add_metric((label,), view.folded.get(label, 0))
     yield family
 

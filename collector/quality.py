@@ -172,14 +172,18 @@ def reset_series(s: QualitySeries) -> None:
 class SeriesTable:
     """Resolves raw (application, variant, stratum) to its series; labels are capped. Every
     experiment variant (a variant but ``none`` and ``other``) also gets its ``ExperimentUnits``
-    with ``unit_buckets`` buckets (collector/units.py)."""
+    with ``unit_buckets`` buckets (collector/units.py), the first ``max_experiments`` of them:
+    at most that many × buckets × 10 series; later ones are counted in ``experiments_refused``
+    (exposed as ``searchpulse_label_values_folded_total{label="experiment"}``)."""
 
     def __init__(self, application_cap: int, variant_cap: int, latency_guardrail_s: float,
-                 unit_buckets: int = 32) -> None:
+                 unit_buckets: int = 32, max_experiments: int = 40) -> None:
         self.application = CappedLabel("application", application_cap)
         self.variant = CappedLabel("variant", variant_cap)
         self.latency_bounds = latency_buckets(latency_guardrail_s)
         self.unit_buckets = unit_buckets
+        self.max_experiments = max_experiments  # bounds the unit-bucket series
+        self.experiments_refused = 0  # experiment variants beyond it: no unit statistics
         self.series: list[QualitySeries] = []  # append-only: safe to iterate during a scrape
         self.experiments: list[ExperimentUnits] = []  # append-only, like ``series``
         self._by_raw: dict[object, dict[object, list[QualitySeries]]] = {}
@@ -199,7 +203,11 @@ class SeriesTable:
         if row is None:
             row = [QualitySeries(values[0], name, values[1], self.latency_bounds)
                    for name in STRATA]
-            if values[1] not in (NONE, OTHER):
+            if values[1] in (NONE, OTHER):
+                pass
+            elif len(self.experiments) >= self.max_experiments:
+                self.experiments_refused += 1
+            else:
                 experiment = ExperimentUnits(*values, self.unit_buckets)
                 for series in row:
                     series.experiment = experiment

@@ -251,3 +251,11 @@ def test_promtool_accepts_the_experiment_families(simulated):
                              capture_output=True, check=False)
     assert checked.returncode == 0 and checked.stdout == b"" and checked.stderr == b"", \
         checked.stdout + checked.stderr
+
+
+def test_experiment_variants_beyond_the_cap_get_no_units(ubi, engine):
+    e = engine([ubi.query(f"q{i}", "tent", i, client=f"c{i}", variant=f"v{i}")
+                for i in range(4)], **{"experiments.max_variants": 3})
+    assert sorted(experiments(e)) == [("web", "v0"), ("web", "v1"), ("web", "v2")]
+    assert e.view().folded["experiment"] == 1
+    assert sum(s.searches for s in e.view().series if s.variant == "v3") == 1

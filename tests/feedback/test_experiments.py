@@ -164,3 +164,4 @@ def test_the_command_exit_codes(tmp_path, capsys):
     plain.write_bytes(UBI().query("q1", "tent", 0) + b"\n")
     assert main(["experiments", str(plain)]) == 3  # no experiment in it
     assert main(["experiments", str(plain), "--set", "experiments.split=a=0.7"]) == 2
+    assert main(["experiments", str(plain), "--set", "experiments.split=a b=0.5,c=0.5"]) == 2

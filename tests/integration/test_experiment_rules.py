@@ -1,5 +1,6 @@
 """One definition, tested equal: the generated recording rules, run by a real Prometheus over
-the collector's exposition of a simulated experiment with clustered users, give the numbers
+the collector's exposition of a simulated experiment with returning users (clustered:
+heavy-tailed activity, a click propensity per user), give the numbers
 `searchpulse experiments` prints — every rate, its clustered interval, every difference from
 the control and its interval, interleaving's Δ and interval, the sample-ratio χ².
 
@@ -52,7 +53,7 @@ class _Exposition(BaseHTTPRequestHandler):
 def measured(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("experiment-rules")
     log = workdir / "ubi.jsonl"
-    spec = SimulationSpec(seed=8, sessions=6000, interleaving_preference=0.1)
+    spec = SimulationSpec(seed=8, sessions=6000, users=2500, interleaving_preference=0.1)
     log.write_bytes(b"".join(Simulator(spec).records()))
     engine = Engine(load_config(environ={}))
     engine.process_all(log.read_bytes().splitlines())
