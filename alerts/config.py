@@ -26,6 +26,11 @@ EXPERIMENTS_DASHBOARD = "searchpulse-experiments/search-quality-experiments"
 _DURATION = re.compile(r"(\d+)([smhdw])")
 
 
+def percentile(quantile: float) -> str:
+    """A quantile as on-call names it: 0.99 → p99, 0.999 → p99.9."""
+    return f"p{quantile * 100:g}"
+
+
 def seconds(duration: str) -> int:
     """A Prometheus duration of one unit (`5m`, `1h`) in seconds."""
     number, unit = _DURATION.fullmatch(duration).groups()
@@ -150,7 +155,7 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchExperimentGuardrailWorse", "warning", "ticket", "ticket_for"),
     AlertRow("SearchExperimentLatencyGuardrailWorse", "warning", "ticket", "ticket_for"),
     AlertRow("SearchJudgmentSetStale", "warning", "ticket", "ticket_for"),
-    AlertRow("SearchLatencyP99High", "warning", "page", "page_for",
+    AlertRow("SearchLatencyHigh", "warning", "page", "page_for",
              windows_because="a latency guardrail breach is user-visible at once: the ticket "
                              "opens within the hour, not after six"),
     AlertRow("SearchTrafficCessation", "critical", "none", "page_for"),

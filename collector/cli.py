@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from collector import __version__
-from collector.config import ConfigError, describe, load_config
+from collector.config import ConfigError, Setting, describe, load_config
 from collector.query_store import StoreError
 from collector.strata import StrataError
 
@@ -25,14 +25,17 @@ EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_REGRESSION, EXIT_INTERRUPTED = 0, 2, 3, 4,
 log = logging.getLogger("searchpulse")
 
 
-def _settings(args: argparse.Namespace, **flags: Any) -> Any:
+def _settings(args: argparse.Namespace, extra: tuple[Setting, ...] = (), **flags: Any) -> Any:
+    """The settings of a subcommand: defaults < --config < SEARCHPULSE_* < flags and --set;
+    ``extra``: settings of other programs' sections the subcommand also reads (alerts.*)."""
     overrides = dict(flags)
     for item in args.set or ():
         key, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
         overrides[key.strip()] = value
-    return load_config(args.config or os.environ.get("SEARCHPULSE_CONFIG"), overrides)
+    return load_config(args.config or os.environ.get("SEARCHPULSE_CONFIG"), overrides,
+                       extra=extra)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -314,8 +317,37 @@ def _queries_of(final: Any, runs: Sequence[Any]) -> Any:
     return pd.Index(sorted(queries))
 
 
+# generate's flags that are shorthands for one alerts.deployment setting each
+DEPLOYMENT_FLAGS = ("runbook_base", "grafana_base", "pager_url", "ticket_url", "selector")
+
+
+def _profile(args: argparse.Namespace, **flags: Any) -> tuple[Any, Any]:
+    """The settings with every alerts.* setting, and the deployment profile they describe
+    (validated: a contradicting window pair or an impossible threshold is a ConfigError)."""
+    from alerts.config import SETTINGS as ALERT_SETTINGS
+    from alerts.config import from_config
+
+    config = _settings(args, extra=ALERT_SETTINGS, **flags)
+    return config, from_config(config)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from alerts import build as rules
+    from dashboards import build as dashboards
+
+    _, profile = _profile(args, **{f"alerts.deployment.{flag}": getattr(args, flag)
+                                   for flag in DEPLOYMENT_FLAGS})
+    out = Path(args.out)
+    boards = Path(args.dashboards_out) if args.dashboards_out else out / "dashboards"
+    for path in (*rules.build(out, profile), *dashboards.build(boards, profile)):
+        print(path)
+    return EXIT_OK
+
+
 def cmd_config_check(args: argparse.Namespace) -> int:
-    config = _settings(args)
+    config, _ = _profile(args)
     width = max(len(key) for key in config)
     for key in config:
         print(f"{key:<{width}}  {json.dumps(config.printable(key)):<24} ({config.sources[key]})")
@@ -404,6 +436,12 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
     parser.add_argument("--start", metavar="now|-DURATION",
                         help="event time of the first session: now, or e.g. -2h (default: a "
                              "fixed date, so output is reproducible)")
+
+
+def _alert_settings() -> tuple[Setting, ...]:
+    from alerts.config import SETTINGS
+
+    return SETTINGS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -634,9 +672,42 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_evaluate, files=[])
 
+    p = sub.add_parser(
+        "generate", help="write the alert rules, Alertmanager config and dashboards of a "
+                         "deployment",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Generate, from one deployment profile (the config file's [metrics] and\n"
+                    "[alerts.*] tables, SEARCHPULSE_ALERTS_*, --set), the Prometheus rules,\n"
+                    "the Alertmanager configuration and the Grafana dashboards: every\n"
+                    "recording rule a panel reads is generated, every threshold a panel\n"
+                    "draws is the one its alert fires at.",
+        epilog="Writes to --out: searchpulse-rules.yml (Prometheus rule_files),\n"
+               "alertmanager.yml, dashboards/overview.json, dashboards/experiments.json,\n"
+               "dashboards/collector-health.json (Grafana file provisioning).\n"
+               "Settings (config file key, environment variable):\n"
+               + "\n".join(f"  {s.key:<50} {s.env}" for s in _alert_settings())
+               + "\nExit codes: 0 ok, 2 a setting is invalid (the message names it).")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    p.add_argument("--dashboards-out", metavar="DIR",
+                   help="directory for the dashboards (default OUT/dashboards)")
+    p.add_argument("--runbook-base", help="runbook page; each alert links to #its-name "
+                                          "(alerts.deployment.runbook_base)")
+    p.add_argument("--grafana-base", help="Grafana's URL; alerts link to their panel "
+                                          "(alerts.deployment.grafana_base)")
+    p.add_argument("--pager-url", help="webhook that receives critical alerts "
+                                       "(alerts.deployment.pager_url)")
+    p.add_argument("--ticket-url", help="webhook that receives warning alerts "
+                                        "(alerts.deployment.ticket_url)")
+    p.add_argument("--selector", help='the collector\'s series, e.g. job="searchpulse" '
+                                      "(alerts.deployment.selector)")
+    _common(p)
+    p.set_defaults(func=cmd_generate)
+
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    c = config_sub.add_parser("check", help="validate settings and print the effective values")
+    c = config_sub.add_parser(
+        "check", help="validate every setting (the collector's and alerts.*) and print the "
+                      "effective values")
     _common(c)
     c.set_defaults(func=cmd_config_check)
     return parser
@@ -651,7 +722,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (ConfigError, StrataError, StoreError) as exc:
-        log.error("%s", exc)
+        # one line, no timestamp: the message names the setting or argument and what it needs
+        print(f"{parser.prog} {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         log.error("%s", exc)

@@ -18,7 +18,8 @@ from collector.events import TEAM_ATTRIBUTE
 from collector.redaction import redact
 
 ENV_PREFIX = "SEARCHPULSE_"
-# Config-file sections read by other programs (`python -m alerts.build`): one file may hold both.
+# Config-file sections only `searchpulse generate` and `config check` read (alerts/config.py adds
+# their settings): the collector's other subcommands skip them, so one file holds both.
 FOREIGN_SECTIONS = ("alerts.",)
 
 
@@ -293,16 +294,19 @@ _BY_KEY = {s.key: s for s in SETTINGS}
 class Config(Mapping[str, Any]):
     """Validated, read-only settings; ``config["windows.abandonment_s"]`` or ``config.sources``."""
 
-    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], sources: dict[str, str],
+                 settings: Mapping[str, Setting] | None = None) -> None:
         self._values = values
         self.sources = sources
+        self._settings = _BY_KEY if settings is None else settings
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
 
     def printable(self, key: str) -> Any:
         """The value, or ``***`` for a secret that is set."""
-        return "***" if _BY_KEY[key].secret and self._values[key] else self._values[key]
+        secret = self._settings[key].secret
+        return "***" if secret and self._values[key] else self._values[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
@@ -392,7 +396,7 @@ def load_config(
             shown = redact(str(values[key])) if setting.secret else values[key]
             raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {shown!r}")
     _check_consistency(values, sources)
-    return Config(values, sources)
+    return Config(values, sources, table)
 
 
 def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
