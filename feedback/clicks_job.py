@@ -178,8 +178,7 @@ def _write_outputs(out: Path, rows: list[dict[str, Any]], title: str) -> None:
             (row["document"], row["pbm_relevance"]))
     for application, queries in sorted(by_application.items()):
         handoff.write_srw_judgments(
-            srw / f"{handoff.file_stem(application)}.implicit-judgments.json",
-            handoff.book_name(application, title),
+            srw / f"{handoff.file_stem(application)}.implicit-judgments.json", application, title,
             "Implicit judgments: position-debiased click relevance (PBM) by searchpulse",
             sorted(queries.items()))
 

@@ -41,6 +41,12 @@ from feedback.judgment_set import COLUMNS, JudgmentSet
 BOOK_NAME_SEPARATOR = " · searchpulse "
 
 
+def book_name(application: str, title: str) -> str:
+    """The name of what this job hands out for ``application``; a Quepid book's is read back
+    for its application (:func:`_read_book`)."""
+    return f"{application}{BOOK_NAME_SEPARATOR}{title}"
+
+
 class JudgmentsError(ValueError):
     """A judgments, topics or run file is unusable; the message names the file and line."""
 
