@@ -228,6 +228,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "withheld_by_reason": dict(sorted(release.withheld.items())),
         "unsafe_document_ids": unsafe,
         "judgment_rows_not_judged": dict(sorted(judgments.not_judged.items())),
+        "judgment_grades_replaced": judgments.duplicates()["grades_replaced"],
         "excluded_already_judged": int(is_judged.sum()),
         "failing_queries": int(len(failing)),
         "collapsed_near_duplicates": selection.collapsed,
