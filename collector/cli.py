@@ -444,8 +444,8 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
                              "each click goes to ranker-b with probability 0.5 + PREFERENCE "
                              f"(default {default_interleaving or 'off'})")
     parser.add_argument("--start", metavar="now|-DURATION",
-                        help="event time of the first session: now, or e.g. -2h (default: a "
-                             "fixed date, so output is reproducible)")
+                        help="event time of the first session: now, or e.g. --start=-2h "
+                             "(default: a fixed date, so output is reproducible)")
 
 
 def _alert_settings() -> tuple[Setting, ...]:
