@@ -7,6 +7,7 @@ offending key and where its value came from, so a bad deploy fails at start with
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -18,7 +19,12 @@ from collector.events import TEAM_ATTRIBUTE
 from collector.redaction import redact
 
 ENV_PREFIX = "SEARCHPULSE_"
-# Config-file sections read by other programs (`python -m alerts.build`): one file may hold both.
+# SEARCHPULSE_* variables that are not settings: the config file, the log level (both read by
+# the command line), the test suite's own (SEARCHPULSE_TEST_*).
+OTHER_VARIABLES = ("SEARCHPULSE_CONFIG", "SEARCHPULSE_LOG_LEVEL")
+OTHER_PREFIXES = ("SEARCHPULSE_TEST_",)
+# Config-file sections only `searchpulse generate` and `config check` read (alerts/config.py adds
+# their settings): the collector's other subcommands skip them, so one file holds both.
 FOREIGN_SECTIONS = ("alerts.",)
 
 
@@ -293,16 +299,23 @@ _BY_KEY = {s.key: s for s in SETTINGS}
 class Config(Mapping[str, Any]):
     """Validated, read-only settings; ``config["windows.abandonment_s"]`` or ``config.sources``."""
 
-    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], sources: dict[str, str],
+                 settings: Mapping[str, Setting] | None = None,
+                 unknown_environment: tuple[str, ...] = ()) -> None:
         self._values = values
         self.sources = sources
+        self._settings = _BY_KEY if settings is None else settings
+        # SEARCHPULSE_* variables that name no setting, each with its close match: a misspelt
+        # override would otherwise be ignored without a word
+        self.unknown_environment = unknown_environment
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
 
     def printable(self, key: str) -> Any:
         """The value, or ``***`` for a secret that is set."""
-        return "***" if _BY_KEY[key].secret and self._values[key] else self._values[key]
+        secret = self._settings[key].secret
+        return "***" if secret and self._values[key] else self._values[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
@@ -392,7 +405,27 @@ def load_config(
             shown = redact(str(values[key])) if setting.secret else values[key]
             raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {shown!r}")
     _check_consistency(values, sources)
-    return Config(values, sources)
+    return Config(values, sources, table, unknown_variables(environ, table))
+
+
+def unknown_variables(environ: Mapping[str, str], table: Mapping[str, Setting]
+                      ) -> tuple[str, ...]:
+    """A message per SEARCHPULSE_* variable of ``environ`` that no setting of ``table`` reads,
+    naming the closest one. Variables of a section other programs read (alerts.*) are theirs
+    when ``table`` does not hold that section."""
+    known = {s.env for s in table.values()} | set(OTHER_VARIABLES)
+    others = OTHER_PREFIXES + tuple(
+        ENV_PREFIX + section.upper().replace(".", "_") for section in FOREIGN_SECTIONS
+        if not any(key.startswith(section) for key in table))
+    messages = []
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name in known or name.startswith(others):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        hint = (f"did you mean {close[0]}?" if close else
+                "settings are SEARCHPULSE_SECTION_NAME (searchpulse --help lists them)")
+        messages.append(f"{name}: no such setting; {hint}")
+    return tuple(messages)
 
 
 def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:

@@ -117,8 +117,16 @@ class MetricsServer:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, port))
-        self._socket.listen(BACKLOG)
+        try:
+            self._socket.bind((host, port))
+            self._socket.listen(BACKLOG)
+        except OSError as error:  # taken, privileged, or a host that is not this machine's
+            self._socket.close()
+            self._pool.shutdown()
+            raise ConfigError(
+                f"http.port {port} on {host}: cannot listen ({error.strerror}): choose a free "
+                "port (--metrics-port, --port, --web.listen-address or http.port; 0 picks "
+                "one) or an address of this machine (http.host)") from None
         self.port: int = self._socket.getsockname()[1]
         self._config = ServerConfig()
         self._config.bind = [f"fd://{self._socket.fileno()}"]

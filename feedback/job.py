@@ -216,7 +216,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
                               .itertuples(index=False))
     handoff.write_pool(directories["trec"], pooled)
     outputs.write_pool_signals(out / "pool.csv", pooled)
-    handoff.write_query_sets(directories["srw"], chosen, title)
+    srw_withheld = handoff.write_query_sets(directories["srw"], chosen, title)
     summary = {
         "period": f"{since} to {until.isoformat()}",
         "days_since_newest_data": (datetime.now(UTC).date() - until).days,
@@ -228,6 +228,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "withheld_by_reason": dict(sorted(release.withheld.items())),
         "unsafe_document_ids": unsafe,
         "judgment_rows_not_judged": dict(sorted(judgments.not_judged.items())),
+        "judgment_grades_replaced": judgments.duplicates()["grades_replaced"],
         "excluded_already_judged": int(is_judged.sum()),
         "failing_queries": int(len(failing)),
         "collapsed_near_duplicates": selection.collapsed,
@@ -241,6 +242,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "pooled_by_implicit_relevance": sum("implicit" in p.sources.split("+") for p in pooled),
         "position_biased_documents": sum(p.position_bias for p in pooled),
         "topics_without_documents": sorted(set(chosen["topic"]) - set(pooled_per_topic)),
+        "srw_queries_withheld": dict(sorted(srw_withheld.items())),
         "shortfall": selection.shortfall,
         "strata_csv_rows": strata_rows,
         "seconds": round(time.perf_counter() - started, 2),

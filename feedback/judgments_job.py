@@ -89,6 +89,7 @@ def run_import(config: Config, request: JudgmentsRequest, out: Path) -> dict[str
         "judged_documents": len(final),
         "judged_queries": len(judgments.judged_queries()),
         "not_judged": dict(sorted(reading.not_judged.items())),
+        "duplicate_grades": reading.duplicates(),
         "final_grades": {str(g): int(n) for g, n in
                          final["grade"].value_counts().sort_index().items()},
         "quepid_rows_refused": written["quepid_refused"],
@@ -130,6 +131,7 @@ def run_agreement(config: Config, request: JudgmentsRequest, strata_file: str | 
                "min_pairs": config["judgments.min_pairs"],
                "scale": f"0..{config['judgments.max_grade']}",
                "not_judged": dict(sorted(reading.not_judged.items())),
+               "duplicate_grades": reading.duplicates(),
                "anonymous_grades": not_paired}
     if html is not None:
         html.write_text(agreement_report.page(summary, rows, not_paired), encoding="utf-8")

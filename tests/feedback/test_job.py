@@ -268,9 +268,11 @@ def test_an_empty_missing_or_unreadable_store_is_a_clear_error(tmp_path, capsys,
     assert main(["feedback", "--store", f"sqlite:///{garbage}", "--out",
                  str(tmp_path / "out")]) == EXIT_INPUT
     assert f"store sqlite:///{garbage}: file is not a database" in caplog.text
-    assert main(["feedback", "--store", empty, "--since", "last quarter", "--out",
-                 str(tmp_path / "out")]) == EXIT_INPUT
-    assert "--since 'last quarter'" in caplog.text
+    with pytest.raises(SystemExit) as usage:  # a bad period is a usage error, not the store's
+        main(["feedback", "--store", empty, "--since", "last quarter", "--out",
+              str(tmp_path / "out")])
+    assert usage.value.code == 2
+    assert "argument --since: expected a number of days like 90d" in capsys.readouterr().err
 
 
 def test_judged_queries_where_judges_and_users_disagree_go_back(simulation, tmp_path, capsys):
