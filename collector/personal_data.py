@@ -7,8 +7,8 @@ shown (a /metrics label, a feedback file, the report) only when **both** rules p
 
 1. no detector fires on it (``PersonalData.reason``), and it is no longer than
    ``privacy.max_query_chars`` (longer text is never scanned or shown: ``too_long``);
-2. at least ``k`` distinct clients typed it (k-anonymity, checked by the caller: see
-   ``zero_result_queries`` and the feedback job).
+2. at least ``k`` distinct client ids typed it (k-anonymity, ``too_few_clients``, applied by
+   the callers: ``zero_result_queries`` before any detector, and the feedback job).
 
 Names, street addresses and passport numbers cannot be told from product queries and SKUs by
 any pattern: rule 2 is what protects them (docs/privacy.md).
@@ -40,10 +40,24 @@ PHONE_NUMBER = "phone_number"
 IP_ADDRESS = "ip_address"
 FULL_DATE = "full_date"
 CUSTOM_PATTERN = "custom_pattern"
-FEW_CLIENTS = "fewer_distinct_clients"  # rule 2, decided by the callers
+# Rule 2 (``too_few_clients``, decided by the callers before rule 1):
+FEW_CLIENTS = "fewer_distinct_clients"
+WITHOUT_CLIENT_ID = "without_client_id"  # would reach k if searches without an id counted
 # Every reason a query is withheld (a closed set: label values of the withheld counters).
 REASONS = (TOO_LONG, EMAIL, OBFUSCATED_EMAIL, CARD_NUMBER, LONG_NUMBER, IBAN, US_SSN,
-           PHONE_NUMBER, IP_ADDRESS, FULL_DATE, CUSTOM_PATTERN, FEW_CLIENTS)
+           PHONE_NUMBER, IP_ADDRESS, FULL_DATE, CUSTOM_PATTERN, FEW_CLIENTS, WITHOUT_CLIENT_ID)
+
+
+def too_few_clients(clients: int, without_client: int, k: int) -> str | None:
+    """Rule 2: why a query typed by ``clients`` distinct client ids (and ``without_client``
+    searches carrying none) may not be shown, or None. A search without a client id is
+    nobody we can count: a page that sends a fresh session id, or none, with every search
+    would otherwise make one person's three searches of their own address "three clients".
+    Such a query is withheld as ``without_client_id`` when those searches would have made up
+    the difference, so the count says how much the rule costs a deployment that omits ids."""
+    if clients >= k:
+        return None
+    return WITHOUT_CLIENT_ID if clients + without_client >= k else FEW_CLIENTS
 
 DEFAULT_PHONE_REGIONS = ("US", "GB", "FR", "DE")
 _OPTIONS = re2.Options()
