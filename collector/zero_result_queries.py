@@ -13,13 +13,15 @@ reaches the threshold exactly when the union of the full sets does).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from heapq import nlargest
 from operator import itemgetter
 
 from collector.config import Config
-from collector.personal_data import PersonalData, too_few_clients
+from collector.personal_data import NOT_SCANNED_YET, PersonalData, too_few_clients
 
 MAX_LABEL_LENGTH = 64
 _CANDIDATES_PER_SHOWN = 20  # queries examined per query shown (the withheld ones among them)
@@ -111,30 +113,42 @@ class Released:
 
 class QueryRelease:
     """The two rules a query must pass to be shown, applied to the candidates of one engine
-    or of several merged (a query's clients may be spread over partitions): the count of
-    distinct clients first, which costs nothing, then the detectors, which read the text."""
+    or of several merged (a query's clients may be spread over partitions).
 
-    def __init__(self, k: int, min_clients: int, detectors: PersonalData) -> None:
+    Cheap first: the count of distinct clients (a set's size) and the length decide most
+    candidates; the detectors read only the text of queries that passed both and were not
+    read before (``PersonalData`` remembers). The text new to a release is read within
+    ``scan_budget_s`` of detector time, most frequent first across every application (each
+    one's first, then each one's second …): a flood of new text — 4,200 distinct
+    phone-shaped queries at the caps — never holds a scrape or a checkpoint longer than the
+    budget. What the budget did not reach is withheld as ``not_scanned_yet`` and read by the
+    next releases."""
+
+    def __init__(self, k: int, min_clients: int, detectors: PersonalData,
+                 scan_budget_s: float = 0.03,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.k = k
         self.min_clients = min_clients
         self.detectors = detectors
+        self.scan_budget_s = scan_budget_s
+        self.clock = clock
 
     @classmethod
     def from_config(cls, config: Config) -> QueryRelease:
         return cls(config["top_queries.size"], config["privacy.min_distinct_clients"],
-                   PersonalData.from_config(config))
+                   PersonalData.from_config(config), config["privacy.scan_budget_ms"] / 1000)
 
     def release(self, candidates: dict[str, list[Candidate]]) -> Released:
+        ranked = {application: sorted(found, key=lambda c: (-c[1], c[0]))
+                  for application, found in candidates.items()}
+        reasons = self._reasons(ranked)
         shown: dict[str, list[tuple[str, int]]] = {}
         withheld: dict[str, Counter[str]] = {}
-        for application, found in candidates.items():
+        for application, found in ranked.items():
             labelled: Counter[str] = Counter()
             refused: Counter[str] = Counter()
-            for query, count, clients, without_client in sorted(found,
-                                                                 key=lambda c: (-c[1], c[0])):
-                # cheap first: a set's size before any detector reads the text
-                reason = (too_few_clients(len(clients), without_client, self.min_clients)
-                          or self.detectors.reason(query))
+            for rank, (query, count, _, _) in enumerate(found):
+                reason = reasons[application, rank]
                 if reason:
                     refused[reason] += 1
                 else:
@@ -143,6 +157,25 @@ class QueryRelease:
                 : self.k]
             withheld[application] = refused
         return Released(shown, withheld)
+
+    def _reasons(self, ranked: dict[str, list[Candidate]]
+                 ) -> dict[tuple[str, int], str | None]:
+        """(application, rank) → why the candidate is withheld, or None."""
+        detectors = self.detectors
+        reasons: dict[tuple[str, int], str | None] = {}
+        unread: list[tuple[int, str, str]] = []  # (rank, application, query)
+        for application, found in ranked.items():
+            for rank, (query, _, clients, without_client) in enumerate(found):
+                reason = too_few_clients(len(clients), without_client, self.min_clients)
+                if reason is None and not detectors.is_cheap(query):
+                    unread.append((rank, application, query))
+                    continue
+                reasons[application, rank] = reason or detectors.reason(query)
+        deadline = self.clock() + self.scan_budget_s
+        for rank, application, query in sorted(unread):
+            reasons[application, rank] = (detectors.reason(query) if self.clock() < deadline
+                                          else NOT_SCANNED_YET)
+        return reasons
 
 
 def merge_candidates(many: list[dict[str, list[Candidate]]]) -> dict[str, list[Candidate]]:

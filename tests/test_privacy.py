@@ -23,14 +23,15 @@ from tests.conftest import UBI
 # Personal data of every kind the detectors know, written as people type it.
 PERSONAL = {
     "email": "mail jane.doe+shop@example.co.uk",
-    "obfuscated_email": "john dot doe at example dot com",
-    "card_number": "card 4111.1111.1111.1111",
+    "obfuscated_email": "jane.doe at gmail",
+    "card_number": "card 4111_1111_1111_1111",
     "long_number": "customer 1234567890123456789",
     "iban": "refund de89 3704 0044 0532 0130 00",
-    "us_ssn": "ssn 123-45-6789",
-    "phone_number": "call 020 7946 0958",
+    "us_ssn": "ssn 123.45.6789",
+    "national_id": "dni 12345678Z",
+    "phone_number": "call 555-123-4567",
     "ip_address": "router 192.168.1.20",
-    "full_date": "born 12/05/1987",
+    "full_date": "born 12 may 1987",
 }
 # A name and a street address: no detector can tell them from a product query; only the rule
 # of distinct clients keeps them in (one client typed each).
