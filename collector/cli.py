@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from collector import __version__
+from collector import __version__, redaction
 from collector.config import ConfigError, describe, load_config
 from collector.query_store import StoreError
 from collector.strata import StrataError
@@ -645,6 +645,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    redaction.install()  # every log line, ours or a library's, without passwords
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.root.level))
