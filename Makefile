@@ -77,6 +77,7 @@ bench-clicks: install
 
 bench-privacy: install
 	$(PYTHON) -m benchmarks.privacy_bench --json benchmarks/results/privacy.json
+	$(PYTHON) -m benchmarks.auth_bench --json benchmarks/results/auth.json
 
 bench-kafka: install
 	$(PYTHON) -m benchmarks.kafka_bench --json benchmarks/results/kafka.json
