@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
 .PHONY: all demo install install-test setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
-	bench-interleaving bench-clicks \
+	bench-interleaving bench-clicks bench-privacy \
 	kafka-up kafka-down help
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
 	@echo "make bench-clicks - the click model's curve error against traffic, fit time"
 	@echo "make bench-kafka - collect on a real broker vs raw kafka-python vs naive"
+	@echo "make bench-privacy - new query text at the caps per scrape; basic auth under attack"
 	@echo "make kafka-up / kafka-down - a local Apache Kafka broker (KRaft) from Maven jars"
 
 all: fmt generate lint test
@@ -74,6 +75,10 @@ bench-interleaving: install
 
 bench-clicks: install
 	$(PYTHON) -m benchmarks.click_model_bench --json benchmarks/results/click_model.json
+
+bench-privacy: install
+	$(PYTHON) -m benchmarks.privacy_bench --json benchmarks/results/privacy.json
+	$(PYTHON) -m benchmarks.auth_bench --json benchmarks/results/auth.json
 
 bench-kafka: install
 	$(PYTHON) -m benchmarks.kafka_bench --json benchmarks/results/kafka.json

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from collector import __version__
+from collector import __version__, redaction
 from collector import arguments as kind
 from collector.config import ConfigError, Setting, describe, load_config
 from collector.query_store import StoreError
@@ -734,6 +734,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    redaction.install()  # every log line, ours or a library's, without passwords
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.root.level))

@@ -82,13 +82,6 @@ def _linear_patterns(value: list[str]) -> str | None:
     return None
 
 
-def _phone_regions(value: list[str]) -> str | None:
-    import phonenumbers
-
-    unknown = [r for r in value if r not in phonenumbers.SUPPORTED_REGIONS]
-    return f"unknown region codes {unknown} (ISO 3166 alpha-2, e.g. US, GB)" if unknown else None
-
-
 def _client_marks(value: int) -> str | None:
     from collector.query_stats import CLIENT_MARKS
 
@@ -165,11 +158,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("privacy.patterns", list, [],
             "Extra regexes (RE2 syntax, linear time) of personal data: a query matching one is "
             "never shown or exported.", _linear_patterns),
-    Setting("privacy.phone_regions", list, ["US", "GB", "FR", "DE"],
-            "Countries whose national phone-number formats are detected (international "
-            "+/00 numbers are found in any).", _phone_regions),
     Setting("privacy.max_query_chars", int, 200,
             "Longer query text is never scanned, shown or exported.", _positive),
+    Setting("privacy.scan_budget_ms", float, 30.0,
+            "Detector time per /metrics release for top zero-result queries not read before "
+            "(most frequent first); the rest is withheld as not_scanned_yet until a later "
+            "release reads it, so new text never stalls a scrape or a checkpoint.",
+            _non_negative),
     Setting("store.url", str, "",
             "Per-query aggregates for the feedback job: sqlite:///PATH or postgresql://…; "
             "empty: not kept.", _store_url, secret=True),

@@ -224,7 +224,7 @@ def run_clicks(config: Config, request: ClicksRequest) -> dict[str, Any]:
         steps.set_postfix_str("releasing")
         release = FeedbackRelease(
             PersonalData.from_config(config), config["feedback.min_distinct_clients"],
-            lambda application, query: store.client_marks(application, query, since),
+            lambda application, query: store.clients_of(application, query, since),
             pairs.queries)
         rows = [row for row in implicit_judgments(pairs, fit, config["clicks.min_impressions"])
                 if outputs.safe_document(row["document"])

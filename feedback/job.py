@@ -147,7 +147,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         volume = store.query_volumes(since, _MIN_STRATUM_VOLUME)
         release = FeedbackRelease(
             detectors, config["feedback.min_distinct_clients"],
-            lambda application, query: store.client_marks(application, query, since),
+            lambda application, query: store.clients_of(application, query, since),
             dict(zip(zip(frame["application"], frame["query"], strict=True),
                      zip(frame["client_marks"].tolist(), frame["searches"].tolist(),
                          strict=True), strict=True)))

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from collector.quality import STRATA
+from collector.redaction import redact
 
 _COLOURS = ("#c0392b", "#e67e22", "#8e44ad", "#2980b9", "#27ae60")
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:72em}
@@ -84,7 +85,7 @@ def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,
         list(STRATA), fill_value=0)
     selected_series = {kind: [float(counts[kind].get(s, 0)) if kind in counts else 0.0
                               for s in STRATA] for kind in ("failing", "calibration")}
-    facts = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
+    facts = "".join(f"<tr><th>{escape(k)}</th><td>{escape(redact(str(v)))}</td></tr>"
                     for k, v in summary.items())
     signals = {"query": "query", "application": "application", "stratum": "stratum",
                "searches": "searches", "reason": "reason", "failure": "failure (lower bound)",
