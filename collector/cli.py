@@ -261,45 +261,74 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
+    from feedback import ci_report, evaluate_text
     from feedback.evaluate import as_json, evaluate, read_rankings
     from feedback.evaluate_report import page
+    from feedback.gate import GateError
+    from feedback.gate import rules as gate_rules
     from feedback.judgments import JudgmentsError
     from feedback.judgments_job import query_strata, read, sources_of
+    from feedback.measures import MeasureError, defaults, parse
 
-    config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin})
+    config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
+                                "evaluate.measures": args.measure, "evaluate.gate": args.gate})
     if len(args.run) > 2:
         raise ConfigError("--run: one ranking to score, or two to compare")
+    k, max_grade = config["evaluate.depth"], config["judgments.max_grade"]
+    try:  # each list is checked as the settings load; here they are put together
+        measures = (parse(config["evaluate.measures"], "evaluate.measures")
+                    if config["evaluate.measures"] else defaults(k, max_grade))
+        rules = gate_rules(config["evaluate.gate"], str(measures[0]),
+                           config["evaluate.margin"], config["evaluate.significance"])
+        measures += [m for m in parse([r.measure for r in rules], "evaluate.gate")
+                     if m not in measures]
+    except (MeasureError, GateError) as exc:
+        raise ConfigError(f"evaluate.gate ({config.sources['evaluate.gate']}): {exc}") from None
     try:
         request = _judgments_request(args, args.judgments)
-        sources = sources_of(request)
+        sources = replace(sources_of(request), topic_ids_as_queries=True)
         final = read(config, request, sources).judgment_set().final()
         runs = [read_rankings(path, sources.topics, sources.topic_applications)
                 for path in args.run]
+        strata = query_strata(config, _queries_of(final, runs), args.strata)
+        if sources.topics is None:  # a topic id is no query text: no pattern applies to it
+            ids = {key[1] for run in runs if run.topic_ids for key in run.ranked}
+            strata[strata.index.isin(ids)] = "unclassified"
+        result = evaluate(runs, final, strata, measures, rules, k, max_grade, args.top)
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
-    strata = query_strata(config, _queries_of(final, runs), args.strata)
-    result = evaluate(runs, final, strata, config["evaluate.depth"],
-                      config["judgments.max_grade"], config["evaluate.margin"],
-                      config["evaluate.significance"])
     names = [Path(path).name for path in args.run]
+    if len(set(names)) < len(names):
+        names = ["A: " + names[0], "B: " + names[1]]
     if args.html:
         Path(args.html).write_text(page(result, names), encoding="utf-8")
+    if "comparison" in result:
+        if args.junit:
+            Path(args.junit).write_text(ci_report.junit(result, names), encoding="utf-8")
+        if args.summary:
+            with open(args.summary, "a", encoding="utf-8") as handle:  # GitHub appends too
+                handle.write(ci_report.markdown(result, names, args.top))
+    elif args.junit or args.summary:
+        raise ConfigError("--junit / --summary: the gate needs two runs (--run A --run B)")
     if args.json:
-        print(json.dumps(as_json(result), indent=2, ensure_ascii=False))
+        print(json.dumps(as_json(result), indent=None if "comparison" in result else 2,
+                         ensure_ascii=False))
     else:
         for name, run in zip(names, result["runs"], strict=True):
-            print(f"{name}: {run['judged_rankings']} judged of {run['rankings']} rankings")
-            print(run["summary"].to_string(index=False, float_format="%.4f"))
+            print(f"{name}: {run['judged_rankings']:,} judged of {run['rankings']:,} rankings")
+            print(evaluate_text.summary_text(run["summary"], result["measures"]))
         if "comparison" in result:
-            print(f"{names[1]} − {names[0]}:")
-            print(result["comparison"].to_string(index=False, float_format="%.4f"))
+            print()
+            print(evaluate_text.comparison_text(result["comparison"], names, k, args.top))
     if result.get("regression"):
-        log.error("gate: NDCG@%d regresses by more than %s with p < %s (see the comparison)",
-                  config["evaluate.depth"], config["evaluate.margin"],
-                  config["evaluate.significance"])
+        failed = result["comparison"].verdicts
+        failed = failed[failed["regression"]]
+        log.error("gate failed: %s", "; ".join(
+            f"{v.measure} {v.slice} Δ {v.delta:+.4f}" for v in failed.itertuples()))
         return EXIT_REGRESSION
     return EXIT_OK
 
@@ -605,13 +634,16 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="score rankings against the judgment set; gate on a regression",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Score one ranking (a TREC run, or a UBI log: the rankings production "
-                    "showed, one per search)\nagainst the judgment set: NDCG@k (gain 2^g-1, "
-                    "ideal from all judged documents), ERR@k,\nAP, P@k, R@k, reciprocal "
-                    "rank, judged@k; overall, per stratum and per application.\nWith two "
-                    "rankings (--run A --run B): paired differences, wins/losses/ties, a\n"
-                    "randomization test, and the gate: exit 4 when NDCG@k of all or of a "
-                    "stratum drops by\nmore than evaluate.margin with p < "
-                    "evaluate.significance.",
+                    "showed, one per search)\nagainst the judgment set: by default NDCG@k "
+                    "(gain 2^g-1, ideal from all judged documents), ERR@k,\nAP, P@k, R@k, "
+                    "reciprocal rank, judged@k, or the --measure list; overall, per stratum\n"
+                    "and per application. TREC qrels and runs need no --topics (topic ids "
+                    "match).\nWith two rankings (--run A --run B): paired differences with "
+                    "95 % intervals, wins/losses/ties,\na randomization test, the queries "
+                    "that got worse and better, and the gate: exit 4 when a\nrule's measure "
+                    "drops by more than its margin with p below its significance\n(default: "
+                    "the first measure, all and every stratum, evaluate.margin and "
+                    "evaluate.significance).",
         epilog="Exit codes: 0 ok (no regression), 2 configuration error, 3 a file unreadable "
                "or malformed,\n4 the gate failed. Definitions: docs/evaluate.md.")
     p.add_argument("--judgments", action="append", required=True, metavar="FILE",
@@ -626,10 +658,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--application", help="application of judgment rows whose file names none")
     p.add_argument("--strata", metavar="FILE",
                    help="query,stratum CSV (the feedback job's strata.csv; default strata.file)")
-    p.add_argument("--k", type=int, metavar="K", help="rank cut (evaluate.depth, default 10)")
+    p.add_argument("--k", type=int, metavar="K",
+                   help="cut-off of the default measures, and the depth at which documents "
+                        "entering or leaving a ranking are listed (evaluate.depth, default 10)")
+    p.add_argument("--measure", action="append", metavar="MEASURE",
+                   help="a measure as ir_measures names it (nDCG@10, R@100, P(rel=2)@5, "
+                        "ERR@10, AP, RR); repeatable; replaces the default set "
+                        "(evaluate.measures)")
+    p.add_argument("--gate", action="append", metavar="RULE",
+                   help="'MEASURE [margin=X] [significance=P] [slices=all|stratum|...]'; "
+                        "repeatable; replaces evaluate.gate (default: the first measure, all "
+                        "and every stratum)")
     p.add_argument("--margin", type=float,
-                   help="largest tolerated NDCG@k drop (evaluate.margin, default 0.01)")
+                   help="largest tolerated drop of a rule without margin= (evaluate.margin, "
+                        "default 0.01)")
+    p.add_argument("--top", type=int, default=10, metavar="N",
+                   help="queries listed as worse and as better per gated slice (default 10; "
+                        "--json lists every changed ranking)")
     p.add_argument("--html", metavar="FILE", help="also write an HTML page")
+    p.add_argument("--junit", metavar="FILE",
+                   help="JUnit XML for CI: a test case per gated measure and slice")
+    p.add_argument("--summary", metavar="FILE",
+                   help="append the verdict as Markdown (e.g. \"$GITHUB_STEP_SUMMARY\")")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     _common(p)
     p.set_defaults(func=cmd_evaluate, files=[])

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from feedback.agreement import ALL, Agreement
-from feedback.report import STYLE, table
+from feedback.page import STYLE, table
 
 _CELL = 34
 
