@@ -247,12 +247,14 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from feedback.judgments import JudgmentsError
-    from feedback.judgments_job import dump, run_agreement, text_table
+    from feedback.judgments_job import AgreementOutputs, dump, run_agreement, text_table
 
     config = _settings(args)
+    outputs = AgreementOutputs(Path(args.html) if args.html else None,
+                               Path(args.disputed) if args.disputed else None, args.top)
     try:
         result = run_agreement(config, _judgments_request(args), args.strata,
-                               args.automatic or [], Path(args.html) if args.html else None)
+                               args.automatic or [], outputs)
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
@@ -624,8 +626,15 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--automatic", action="append", metavar="RATER",
                    help="a rater that is an automatic judge (judgments.automatic_raters); "
                         "repeatable")
-    j.add_argument("--html", metavar="FILE", help="also write the tables and confusion "
-                                                  "matrices as an HTML page")
+    j.add_argument("--html", metavar="FILE",
+                   help="also write an HTML page: pairwise alpha as a heat map in Krippendorff's "
+                        "reading bands, confusion matrices, the automatic judge's bias, the "
+                        "most disputed pairs, every statistic")
+    j.add_argument("--disputed", metavar="CSV",
+                   help="write every query-document pair the human raters graded differently, "
+                        "most disputed first, a column per rater (for the rubric meeting)")
+    j.add_argument("--top", type=int, default=20, metavar="N",
+                   help="disputed pairs shown on the page (default 20; the CSV has all)")
     j.add_argument("--json", action="store_true", help="print the result as JSON")
     _common(j)
     j.set_defaults(func=cmd_judgments_agreement)

@@ -138,10 +138,10 @@ def diverging_bars(categories: Sequence[str], values: Sequence[float | None], ti
     """Horizontal bars left (negative) or right (positive) of zero: a signed difference per
     category, e.g. how far an automatic judge grades above or below the humans."""
     height = 26 * len(categories) + 36
-    left, width = 150, 560
+    left, width, label = 150, 600, 56  # room for a value's label beyond the longest bar
     span = max((abs(v) for v in values if v is not None and v == v), default=0.0) or 1.0
-    middle = left + (width - left - 20) / 2
-    scale = (width - left - 20) / 2 / span
+    middle = left + (width - left) / 2
+    scale = ((width - left) / 2 - label) / span
     parts = [f'<svg class="chart" width="{width}" height="{height}" role="img">'
              f"<title>{escape(title)}</title>",
              f'<line x1="{middle:.1f}" y1="6" x2="{middle:.1f}" y2="{height - 22}" '

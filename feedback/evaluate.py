@@ -319,7 +319,7 @@ def as_json(result: dict[str, Any]) -> dict[str, Any]:
         comparison: Comparison = result["comparison"]
         out["comparison"] = records(comparison.table)
         out["gate"] = records(comparison.verdicts)
-        out["queries"] = json_safe(comparison.queries)
+        out["queries"] = comparison.queries  # Python floats and None already: no walk
     return out
 
 

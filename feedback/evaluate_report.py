@@ -29,10 +29,12 @@ def _score(value: float) -> str:
 
 def page(result: dict[str, Any], names: Sequence[str]) -> str:
     runs = result["runs"]
-    first = result["measures"][0]
+    comparison: Comparison | None = result.get("comparison")
+    # the chart shows the first gated measure (with one run: the first measure)
+    first = (comparison.verdicts["measure"].iloc[0] if comparison is not None
+             else result["measures"][0])
     strata = [s for s in runs[0]["summary"]["slice"] if s.startswith("stratum=")]
     parts = ["<h1>Offline evaluation</h1>"]
-    comparison: Comparison | None = result.get("comparison")
     if comparison is not None:
         parts.append(_verdict(comparison, names))
     by_slice = {name: run["summary"].set_index("slice")[first]

@@ -248,7 +248,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
         log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
                     "still writing to this store?", until, summary["days_since_newest_data"])
-    agreement = (agreement_section(*measure(config, judgment_set, None, ()))
+    agreement = (agreement_section(measure(config, judgment_set, None, ()))
                  if len(judgment_set.raters) > 1 else "")
     (out / "report.html").write_text(
         report.render(summary, frame, chosen, top_failing, agreement), encoding="utf-8")

@@ -80,12 +80,17 @@ def score(measures: Sequence[Measure], rankings: Sequence[Ranked],
     handed over with score = N − rank, so trec_eval (which orders by score) keeps our order.
     Measures are grouped by the provider ir_measures would choose and each group is asked
     directly: its fallback wrapper would add a second set of expected (measure, query) pairs,
-    hashed by building each measure's repr (a fifth of the gate's time on 100k queries)."""
+    hashed by building each measure's repr (a fifth of the gate's time on 100k queries).
+
+    An nDCG with its own gains is asked alone: ir_measures 0.4.3's pytrec_eval provider puts
+    an nDCG without gains into whichever trec_eval invocation it built first — with the gains
+    of another nDCG if that came first — so ``nDCG(gains=…)@10`` and ``nDCG@10`` asked
+    together can swap values (its fallback pipeline orders them by hash: by chance)."""
     qrels = {str(i): ranked.grades for i, ranked in enumerate(rankings)}
     run = {str(i): {d: float(len(ranked.documents) - r) for r, d in enumerate(ranked.documents)}
            for i, ranked in enumerate(rankings)}
     values: dict[Measure, list[float]] = {}
-    groups: dict[int, tuple[ir_measures.providers.Provider, list[Measure]]] = {}
+    groups: dict[tuple[int, str], tuple[ir_measures.providers.Provider, list[Measure]]] = {}
     for measure in measures:
         if measure.NAME == ERR_NAME:
             depth = cutoff(measure)
@@ -96,7 +101,8 @@ def score(measures: Sequence[Measure], rankings: Sequence[Ranked],
             continue
         provider = provider_of(measure)
         assert provider is not None  # parse() refused it otherwise
-        groups.setdefault(id(provider), (provider, []))[1].append(measure)
+        alone = str(measure) if measure.NAME == "nDCG" and "gains" in measure.params else ""
+        groups.setdefault((id(provider), alone), (provider, []))[1].append(measure)
     for provider, group in groups.values():
         by_name = {str(m): [m.DEFAULT] * len(rankings) for m in group}
         # look each result's measure up by identity (hashing one builds its repr)

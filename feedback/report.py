@@ -1,16 +1,17 @@
-"""``report.html``: one self-contained page (inline SVG, no scripts) that says what the period
-looked like, what was selected and why, and which queries fail worst."""
+"""``report.html``: one self-contained page (inline SVG, nothing fetched) that says in sentences
+what the period looked like, what was selected and why and what was withheld, then the
+pictures, the candidates and the queries that fail worst, and the job's numbers last."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 import pandas as pd
 
 from collector.quality import STRATA
 from feedback.charts import bar_chart
-from feedback.page import STYLE, table
+from feedback.page import document, facts, table
+from feedback.report_narrative import narrative, worded_facts
 
 
 def stratum_rates(frame: pd.DataFrame) -> pd.DataFrame:
@@ -33,26 +34,23 @@ def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,
         list(STRATA), fill_value=0)
     selected_series = {kind: [float(counts[kind].get(s, 0)) if kind in counts else 0.0
                               for s in STRATA] for kind in ("failing", "calibration")}
-    facts = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
-                    for k, v in summary.items())
     signals = {"query": "query", "application": "application", "stratum": "stratum",
                "searches": "searches", "reason": "reason", "failure": "failure (lower bound)",
                "zero_result_rate": "zero-result", "reformulation_rate": "reformulation",
                "abandonment_rate": "abandonment", "impact": "impact"}
-    return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>searchpulse feedback — judgment candidates</title><style>{STYLE}</style></head><body>
-<h1>Judgment-set candidates</h1><table>{facts}</table>
+    body = f"""<h1>Judgment-set candidates</h1>{narrative(summary, chosen)}
 <h2>Failure rates per stratum</h2>
-{bar_chart(list(STRATA), {k: list(v) for k, v in rates.items()}, unit="percent")}
+{bar_chart(list(STRATA), {k: list(v) for k, v in rates.items()}, unit="percent",
+           title="failure rates per stratum")}
 <h2>What was selected, and why</h2>
 <p>Per stratum: the highest-impact failing queries (impact = searches × failure, the largest
 excess of a Wilson lower bound — zero results, reformulated, abandoned, not clicked — over the
 application's own rate), plus traffic-weighted random non-failing queries for calibration.</p>
-{bar_chart(list(STRATA), selected_series, unit="count")}
+{bar_chart(list(STRATA), selected_series, unit="count", title="queries selected per stratum")}
 {table(chosen, {"topic": "topic", **signals, "selected_as": "selected as",
-                "pooled_documents": "documents to judge"})}
+                "pooled_documents": "documents to judge"}, sortable=True)}
 <h2>Top failing queries of the period</h2>
-{table(top_failing, signals)}
+{table(top_failing, signals, sortable=True)}
 {agreement}
-</body></html>
-"""
+<h2>The job's numbers</h2>{facts(worded_facts(summary))}"""
+    return document("searchpulse feedback — judgment candidates", body, script=True)

@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from junitparser import Failure, JUnitXml
 
 from testbed.process import free_port
 
@@ -64,6 +65,13 @@ def test_run_blocks_succeed_and_leave_what_they_promise(ran):
     assert "https://grafana.example.com/d/" in rules
     assert "p99_rate1h > 0.4)" in rules  # the collector's guardrail, from the same file
     assert "https://pager.example.com/hook" in (ran / "deploy" / "alertmanager.yml").read_text()
+    # the CI gate caught the branch: a failing test case, a summary that says so
+    cases = {(c.classname, c.name): c for suite in JUnitXml.fromfile(str(ran / "evaluate.xml"))
+             for c in suite}
+    assert set(cases) == {("evaluate.nDCG@10", "all"), ("evaluate.R@100", "all")}
+    assert isinstance(cases[("evaluate.nDCG@10", "all")].result[0], Failure)
+    assert cases[("evaluate.R@100", "all")].is_passed
+    assert (ran / "summary.md").read_text().startswith("### ❌ searchpulse evaluate")
 
 
 SERVERS = [line.split("#")[0].strip() for mode, body in BLOCKS if mode == "serve"

@@ -92,6 +92,19 @@ def test_trec_qrels_and_runs_need_no_topics_and_score_as_ir_measures_does(tmp_pa
         assert got["nDCG@10"] == pytest.approx(expected["nDCG@10"], abs=1e-12)
 
 
+def test_ndcg_with_and_without_gains_together_each_as_alone():
+    """ir_measures 0.4.3 can swap the two when asked together (feedback/measures.py)."""
+    from feedback.measures import Ranked, defaults, parse, score
+
+    rankings = [Ranked(["a", "b", "c"], {"a": 0, "b": 3, "c": 1}),
+                Ranked(["c", "a"], {"a": 2, "c": 0, "d": 3})]
+    exponential, linear = defaults(5, 3)[0], parse(["nDCG@5"], "test")[0]
+    alone = {m: score([m], rankings, 3)[m] for m in (exponential, linear)}
+    for together in ([exponential, linear], [linear, exponential]):
+        assert score(together, rankings, 3) == alone
+    assert alone[exponential] != alone[linear]
+
+
 def test_a_trec_run_against_judgments_by_query_text_says_to_pass_topics(tmp_path, caplog):
     _, run_a, _ = _trec(tmp_path, topics=3)
     judgments = tmp_path / "judgments.csv"
@@ -184,7 +197,7 @@ def test_junit_and_markdown_summary(tmp_path):
     assert isinstance(failure, Failure) and "p < 0.001" in failure.message
     assert len(re.findall(r"\n  -0\.\d{4}  \d\.\d{4} → \d\.\d{4}  '4\d\d' \(unclassified\)",
                           failure.text)) == 4  # the worst queries, each named
-    assert "39 worse / 1 better of 60" in failure.text
+    assert "38 worse / 2 better of 60" in failure.text
     assert cases[("evaluate.R@100", "all")].is_passed
     assert isinstance(cases[("evaluate.R@100", "stratum=head")].result[0], Skipped)
     suite = next(iter(suites))
