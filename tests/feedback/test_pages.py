@@ -17,18 +17,13 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from collector.cli import EXIT_OK, EXIT_REGRESSION, main
-from collector.config import load_config
-from collector.replay import replay
-from collector.sources.simulator import SimulationSpec, Simulator
+from collector.sources.simulator import SimulationSpec
 from tests.browser import Browser, chromium
 from tests.feedback.test_agreement import _panel
 from tests.feedback.test_evaluate import _doc, _strata, _write_case
-from tests.feedback.test_job import _personal_records
+from tests.feedback.test_job import simulated_store
 
 pytestmark = pytest.mark.integration  # a real browser
-
-SPEC = SimulationSpec(seed=3, sessions=6000)
-
 
 @pytest.fixture(scope="module")
 def browser():
@@ -99,6 +94,11 @@ def test_the_evaluate_page(browser, evaluate_page):
     assert len(page.tables) == 5  # gate, every measure, each run's summary, the queries
     _screenshot(browser, "evaluate")
     driver = browser.driver
+    # the bars are labelled as the scores they are, not as percentages
+    labels = [t.text for t in driver.find_elements(By.TAG_NAME, "svg")[0].find_elements(
+        By.TAG_NAME, "text")]
+    numbers = [label for label in labels if label[:1].isdigit()]
+    assert len(numbers) == 6 and all(re.fullmatch(r"[01]\.\d{3}", n) for n in numbers)
     rows = driver.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
     strata = {r.get_attribute("data-stratum") for r in rows}
     assert strata == {"head", "known_item"}
@@ -167,11 +167,7 @@ def report_page(tmp_path_factory) -> Path:
     """The feedback job on simulated traffic with personal-data searches (withheld) and a
     judgment set of two raters (the agreement section)."""
     directory = tmp_path_factory.mktemp("report")
-    simulator = Simulator(SPEC)
-    log = directory / "ubi.jsonl"
-    log.write_bytes(b"".join([*simulator.records(), *_personal_records()]))
-    store = f"sqlite:///{directory / 'aggregates.db'}"
-    replay([str(log)], load_config(environ={}), store=store)
+    simulator, _, store = simulated_store(directory, SimulationSpec(seed=3, sessions=6000))
     lines = simulator.judgments_csv().splitlines()
     rng = random.Random(2)
     second = [lines[0]]
