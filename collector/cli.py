@@ -657,7 +657,8 @@ def build_parser() -> argparse.ArgumentParser:
                "or malformed,\n4 the gate failed. Definitions: docs/evaluate.md.")
     p.add_argument("--judgments", action="append", required=True, metavar="FILE",
                    help="the judgment set (judgments.csv, a Quepid book export or CSV, SRW "
-                        "judgments, TREC qrels with --topics); repeatable")
+                        "judgments, TREC qrels: their topic ids match a TREC run's, --topics "
+                        "maps them to query text); repeatable")
     p.add_argument("--run", action="append", required=True, metavar="FILE",
                    help="a TREC run, a UBI log, or a per-query store (sqlite:///PATH, "
                         "postgresql://…: per query the ranking it showed most); give two to "

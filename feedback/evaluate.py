@@ -210,6 +210,11 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, strata: pd.Series, names: Sequence
     ``top``: how many worst queries each verdict names."""
     key = query_changes.KEY
     both = a.merge(b, on=key, suffixes=("|a", "|b"))
+    if both.empty:  # a gate that compared nothing must not pass
+        raise JudgmentsError(
+            f"no ranking of the second run pairs with one of the first ({len(a):,} and "
+            f"{len(b):,} judged rankings): rankings pair by application, query and search id "
+            "— two UBI logs never share search ids; compare TREC runs, or stores")
     both["stratum"] = strata.reindex(both["query"]).to_numpy()
     cut, folded = slices(both)
     rows = []

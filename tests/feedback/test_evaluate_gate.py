@@ -113,6 +113,17 @@ def test_a_trec_run_against_judgments_by_query_text_says_to_pass_topics(tmp_path
     assert "pass --topics FILE" in caplog.text and "names topics by id" in caplog.text
 
 
+def test_runs_that_share_no_ranking_are_an_input_error_not_a_pass(tmp_path, caplog):
+    qrels, run_a, _ = _trec(tmp_path, topics=4)
+    other = tmp_path / "other.run"
+    other.write_text("".join(f"9{t} Q0 FT0-0 1 1 x\n" for t in range(3)))
+    extra = tmp_path / "more-qrels.txt"
+    extra.write_text("".join(f"9{t} 0 FT0-0 1\n" for t in range(3)))
+    _run("--judgments", qrels, "--judgments", str(extra), "--run", run_a, "--run", str(other),
+         code=EXIT_INPUT)
+    assert "no ranking of the second run pairs with one of the first" in caplog.text
+
+
 def test_gate_rules_per_measure_and_slice(tmp_path):
     qrels, run_a, run_b = _trec(tmp_path)
     # only recall at depth 100 gated: B keeps every relevant document in its top 100
@@ -181,6 +192,18 @@ def test_the_interval_agrees_with_a_resampling_bootstrap():
     assert np.all(test.low < differences.mean(axis=0)) and np.all(
         differences.mean(axis=0) < test.high)
     assert test.p[1] < 0.001  # exponential: all positive
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=40))
+def test_the_interval_holds_the_mean_and_p_is_a_probability(values):
+    differences = np.array(values)[:, None]
+    test = paired(differences, rounds=500)
+    mean = differences.mean()
+    assert test.low[0] <= mean + 1e-9 and mean - 1e-9 <= test.high[0]
+    assert 0 < test.p[0] <= 1
+    if not differences.any():
+        assert test.p[0] == 1 and test.low[0] == test.high[0] == 0
 
 
 def test_junit_and_markdown_summary(tmp_path):
