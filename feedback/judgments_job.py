@@ -151,14 +151,15 @@ def run_agreement(config: Config, request: JudgmentsRequest, strata_file: str | 
                                                       outputs.shown), encoding="utf-8")
     if outputs.disputed_csv is not None:
         write_disputed(outputs.disputed_csv, panel.disputed)
-    return {**summary, "agreement": [row.as_dict() for row in panel.rows],
+    return {**summary, "agreement": [{**row.as_dict(), "reading": agreement_report.band(
+                row.alpha)} for row in panel.rows],
             "pairwise_alpha": {"raters": panel.raters, "alpha": panel.pairwise}}
 
 
 def text_table(result: dict[str, Any]) -> str:
     """The agreement rows as a fixed-width table for a terminal."""
     lines = [f"{'stratum':<13} {'reference':<22} {'judge':<22} {'pairs':>6} {'alpha':>6} "
-             f"{'kappa':>6} {'exact':>6} {'±1':>6} {'diff':>6}  note"]
+             f"{'reading':<12} {'kappa':>6} {'exact':>6} {'±1':>6} {'diff':>6}  note"]
 
     def number(value: float | None) -> str:
         return f"{value:6.3f}" if value is not None else f"{'—':>6}"
@@ -166,7 +167,8 @@ def text_table(result: dict[str, Any]) -> str:
     for row in result["agreement"]:
         lines.append(
             f"{row['stratum']:<13} {row['reference']:<22} {row.get('judge') or '(all)':<22} "
-            f"{row['pairs']:>6} {number(row.get('alpha'))} {number(row.get('kappa'))} "
+            f"{row['pairs']:>6} {number(row.get('alpha'))} {row['reading']:<12} "
+            f"{number(row.get('kappa'))} "
             f"{number(row.get('exact'))} {number(row.get('within_one'))} "
             f"{number(row.get('mean_difference'))}  {row.get('note', '')}")
     return "\n".join(lines)
