@@ -263,60 +263,32 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from dataclasses import replace
     from pathlib import Path
 
-    from feedback import ci_report, evaluate_text
-    from feedback.evaluate import as_json, evaluate, read_rankings
-    from feedback.evaluate_report import page
-    from feedback.gate import GateError
-    from feedback.gate import rules as gate_rules
+    from feedback import evaluate_text
+    from feedback.evaluate import as_json
+    from feedback.evaluate_job import (
+        EvaluateOutputs,
+        EvaluateRequest,
+        labels,
+        run_evaluate,
+        write,
+    )
     from feedback.judgments import JudgmentsError
-    from feedback.judgments_job import query_strata, read, sources_of
-    from feedback.measures import MeasureError, defaults, parse
 
     config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
                                 "evaluate.measures": args.measure, "evaluate.gate": args.gate})
-    if len(args.run) > 2:
-        raise ConfigError("--run: one ranking to score, or two to compare")
-    k, max_grade = config["evaluate.depth"], config["judgments.max_grade"]
-    try:  # each list is checked as the settings load; here they are put together
-        measures = (parse(config["evaluate.measures"], "evaluate.measures")
-                    if config["evaluate.measures"] else defaults(k, max_grade))
-        rules = gate_rules(config["evaluate.gate"], str(measures[0]),
-                           config["evaluate.margin"], config["evaluate.significance"])
-        measures += [m for m in parse([r.measure for r in rules], "evaluate.gate")
-                     if m not in measures]
-    except (MeasureError, GateError) as exc:
-        raise ConfigError(f"evaluate.gate ({config.sources['evaluate.gate']}): {exc}") from None
+    request = EvaluateRequest(_judgments_request(args, args.judgments), args.run, args.strata,
+                              args.top, gate_files=bool(args.junit or args.summary))
     try:
-        request = _judgments_request(args, args.judgments)
-        sources = replace(sources_of(request), topic_ids_as_queries=True)
-        final = read(config, request, sources).judgment_set().final()
-        runs = [read_rankings(path, sources.topics, sources.topic_applications)
-                for path in args.run]
-        strata = query_strata(config, _queries_of(final, runs), args.strata)
-        if sources.topics is None:  # a topic id is no query text: no pattern applies to it
-            ids = {key[1] for run in runs if run.topic_ids for key in run.ranked}
-            strata[strata.index.isin(ids)] = "unclassified"
-        result = evaluate(runs, final, strata, measures, rules, k, max_grade, args.top)
+        result = run_evaluate(config, request)
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
-    names = [Path(path).name for path in args.run]
-    if len(set(names)) < len(names):
-        names = ["A: " + names[0], "B: " + names[1]]
-    if args.html:
-        Path(args.html).write_text(page(result, names), encoding="utf-8")
-    if "comparison" in result:
-        if args.junit:
-            Path(args.junit).write_text(ci_report.junit(result, names), encoding="utf-8")
-        if args.summary:
-            with open(args.summary, "a", encoding="utf-8") as handle:  # GitHub appends too
-                handle.write(ci_report.markdown(result, names, args.top))
-    elif args.junit or args.summary:
-        raise ConfigError("--junit / --summary: the gate needs two runs (--run A --run B)")
-    if args.json:
+    names = labels(args.run)
+    write(result, names, EvaluateOutputs(*(Path(p) if p else None for p in (
+        args.html, args.junit, args.summary))), args.top)
+    if args.json:  # a comparison lists every changed ranking: one line, not indented
         print(json.dumps(as_json(result), indent=None if "comparison" in result else 2,
                          ensure_ascii=False))
     else:
@@ -325,7 +297,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             print(evaluate_text.summary_text(run["summary"], result["measures"]))
         if "comparison" in result:
             print()
-            print(evaluate_text.comparison_text(result["comparison"], names, k, args.top))
+            print(evaluate_text.comparison_text(result["comparison"], names,
+                                                config["evaluate.depth"], args.top))
     if result.get("regression"):
         failed = result["comparison"].verdicts
         failed = failed[failed["regression"]]
@@ -333,16 +306,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             f"{v.measure} {v.slice} Δ {v.delta:+.4f}" for v in failed.itertuples()))
         return EXIT_REGRESSION
     return EXIT_OK
-
-
-def _queries_of(final: Any, runs: Sequence[Any]) -> Any:
-    """Every query of the judgments and the runs (for their strata)."""
-    import pandas as pd
-
-    queries = set(final["query"])
-    for run in runs:
-        queries.update(key[1] for key in run.ranked)
-    return pd.Index(sorted(queries))
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
