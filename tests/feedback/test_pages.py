@@ -25,6 +25,9 @@ from tests.feedback.test_job import simulated_store
 
 pytestmark = pytest.mark.integration  # a real browser
 
+HOSTILE = 'x <img src=y onerror=alert(1)> "q" &amp; <b>'
+
+
 @pytest.fixture(scope="module")
 def browser():
     with chromium() as instance:
@@ -48,11 +51,12 @@ def evaluate_page(tmp_path_factory) -> Path:
     every known-item query."""
     directory = tmp_path_factory.mktemp("evaluate")
     rng = random.Random(5)
-    lists = {f"head query {i}": [rng.randint(0, 3) for _ in range(12)] for i in range(60)}
+    lists = {f"head query {i}": [rng.randint(0, 3) for _ in range(12)] for i in range(59)}
+    lists[HOSTILE] = [rng.randint(0, 3) for _ in range(12)]  # n = 60: reshuffled in B
     lists.update({f"sku {100000 + i}": [3] + [rng.randint(0, 1) for _ in range(11)]
                   for i in range(20)})
     judgments, topics, run_a = _write_case(directory, lists)
-    strata = _strata(directory, {q: "head" for q in lists if q.startswith("head")})
+    strata = _strata(directory, {q: "head" for q in lists if not q.startswith("sku")})
     lines = []
     for n, query in enumerate(lists, start=1):
         ranked = [_doc(query, r) for r in range(1, 13)]
@@ -102,6 +106,9 @@ def test_the_evaluate_page(browser, evaluate_page):
     rows = driver.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
     strata = {r.get_attribute("data-stratum") for r in rows}
     assert strata == {"head", "known_item"}
+    # a query's text is text: shown as typed, never markup
+    assert driver.find_elements(By.CSS_SELECTOR, "img, b") == []
+    assert HOSTILE in [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows]
     # sort by the first measure's Δ: ascending, then descending
     header = next(h for h in driver.find_elements(By.CSS_SELECTOR, "#queries th")
                   if h.text.startswith("nDCG@5 Δ"))
