@@ -15,6 +15,7 @@ from collector.quality import STRATA
 
 STALE_AFTER_DAYS = 2
 LISTED = 5  # items of a long list shown before "and N more"
+LIST_ITEMS = {"topics_without_documents": "topics", "examination_curves": "applications"}
 
 # What a withheld query's reason means, and what to do about it.
 WITHHELD = {
@@ -67,7 +68,7 @@ def worded_facts(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         if isinstance(value, Mapping):
             text = counts(value)
         elif isinstance(value, (list, tuple)):
-            text = listed(value, "topics" if key.startswith("topics") else "items")
+            text = listed(value, LIST_ITEMS.get(key, "items"))
         elif isinstance(value, bool):
             text = "yes" if value else "no"
         elif isinstance(value, int):
