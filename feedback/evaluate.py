@@ -309,7 +309,8 @@ def _nothing_judged(run: Rankings, final: pd.DataFrame) -> str:
         return (f"{what}: this TREC run names topics by id and no judged query is one of its "
                 "ids; pass --topics FILE (id<TAB>query) to map them to the judgments' queries")
     sample = ", ".join(repr(q) for q in sorted(set(final["query"]))[:3])
-    return f"{what} (judged queries: {sample}…): are the judgments for these rankings?"
+    return (f"{what} (judged queries: {sample}…): are the judgments for these rankings? (TREC "
+            "qrels name topics by id: --topics FILE maps the ids to query text)")
 
 
 def as_json(result: dict[str, Any]) -> dict[str, Any]:

@@ -35,8 +35,9 @@ def page(result: dict[str, Any], names: Sequence[str]) -> str:
              else result["measures"][0])
     strata = [s for s in runs[0]["summary"]["slice"] if s.startswith("stratum=")]
     parts = ["<h1>Offline evaluation</h1>"]
-    if comparison is not None:
-        parts.append(_verdict(comparison, names))
+    if comparison is not None:  # what failed, on which queries, first
+        gate, every = _differences(comparison, names)
+        parts += [_verdict(comparison, names), gate, _queries(comparison, result["k"])]
     by_slice = {name: run["summary"].set_index("slice")[first]
                 for name, run in zip(names, runs, strict=True)}
     categories = ["all", *strata]
@@ -46,13 +47,11 @@ def page(result: dict[str, Any], names: Sequence[str]) -> str:
                          for name, s in by_slice.items()}, unit="score",
                         title=f"{first} per stratum")]
     if comparison is not None:
-        parts.append(_differences(comparison, names))
+        parts.append(every)
     columns = {"slice": "slice", "rankings": "rankings", **{m: m for m in result["measures"]}}
     for name, run in zip(names, runs, strict=True):
         parts.append(f"<h2>{escape(name)}: {run['judged_rankings']:,} judged of "
                      f"{run['rankings']:,} rankings</h2>{table(run['summary'], columns)}")
-    if comparison is not None:
-        parts.append(_queries(comparison, result["k"]))
     return document("searchpulse evaluate", "".join(parts), script=comparison is not None)
 
 
@@ -68,7 +67,8 @@ def _verdict(comparison: Comparison, names: Sequence[str]) -> str:
             f"{escape(names[0])} on any gated measure and slice.</p>")
 
 
-def _differences(comparison: Comparison, names: Sequence[str]) -> str:
+def _differences(comparison: Comparison, names: Sequence[str]) -> tuple[str, str]:
+    """(the gate: its pictures and table; every measure and slice)."""
     verdicts = comparison.verdicts[comparison.verdicts["paired"] > 0]
     plots = []
     for measure, rows in verdicts.groupby("measure", sort=False):
@@ -95,11 +95,11 @@ def _differences(comparison: Comparison, names: Sequence[str]) -> str:
                    "p": "p (randomization)", "wins": "wins", "losses": "losses", "ties": "ties"}
     formats = {"delta": _signed, "p": format_p, "mean_a": _score, "mean_b": _score}
     return (f"<h2>{escape(names[1])} − {escape(names[0])}: the gate</h2>{''.join(plots)}"
-            f"{table(gate, gate_columns, formats)}"
-            f"<h2>Every measure and slice</h2>"
-            f"<p class=\"note\">Δ = B − A; the interval is the paired randomization test "
-            f"inverted (docs/evaluate.md); p below 0.001 is shown as such.</p>"
-            f"{table(table_all, all_columns, formats, sortable=True)}")
+            f"{table(gate, gate_columns, formats)}",
+            "<h2>Every measure and slice</h2>"
+            "<p class=\"note\">Δ = B − A; the interval is the paired randomization test "
+            "inverted (docs/evaluate.md); p below 0.001 is shown as such.</p>"
+            f"{table(table_all, all_columns, formats, sortable=True, table_id='measures')}")
 
 
 def _queries(comparison: Comparison, k: int) -> str:
@@ -130,4 +130,4 @@ def _queries(comparison: Comparison, k: int) -> str:
     listed = table(frame, columns, formats, sortable=True, table_id="queries",
                    row_strata=list(frame["stratum"]))
     return (f"<h2>Queries that got worse and better</h2><p>{shown}. Click a column to sort."
-            f"</p>{stratum_filter('queries', strata)}{listed}")
+            f"</p>{stratum_filter('queries', strata)}<div class=\"wide\">{listed}</div>")

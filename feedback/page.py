@@ -19,7 +19,8 @@ table.sortable th{cursor:pointer}table.sortable th:after{content:" ⇅";color:#a
 .verdict{padding:.6em 1em;border-radius:4px;font-weight:600}.fail{background:#fdecea;
 color:#922}.pass{background:#e8f6ee;color:#185}.note{color:#666}.narrative p{max-width:60em;
 line-height:1.5}figure{display:inline-block;margin:0 1.5em 1em 0;vertical-align:top}
-figcaption{font-size:.9em;color:#444}.band{display:inline-block;padding:0 .4em;border-radius:3px}"""
+figcaption{font-size:.9em;color:#444}.wide{overflow-x:auto}
+.band{display:inline-block;padding:0 .4em;border-radius:3px}"""
 
 # Sort a table by the clicked column (numbers by data-v, else text); filter by stratum.
 SCRIPT = """document.querySelectorAll('table.sortable').forEach(function (table) {
