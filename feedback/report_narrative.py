@@ -13,7 +13,7 @@ import pandas as pd
 
 from collector.quality import STRATA
 
-STALE_AFTER_DAYS = 2
+STALE_AFTER_DAYS = 2  # the period's end lags the calendar by more: say so (log and report)
 LISTED = 5  # items of a long list shown before "and N more"
 LIST_ITEMS = {"topics_without_documents": "topics", "examination_curves": "applications"}
 
