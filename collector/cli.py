@@ -260,12 +260,14 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from feedback.judgments import JudgmentsError
-    from feedback.judgments_job import dump, run_agreement, text_table
+    from feedback.judgments_job import AgreementOutputs, dump, run_agreement, text_table
 
     config = _settings(args)
+    outputs = AgreementOutputs(Path(args.html) if args.html else None,
+                               Path(args.disputed) if args.disputed else None, args.top)
     try:
         result = run_agreement(config, _judgments_request(args), args.strata,
-                               args.automatic or [], Path(args.html) if args.html else None)
+                               args.automatic or [], outputs)
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
@@ -276,55 +278,47 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.evaluate import as_json, evaluate, read_rankings
-    from feedback.evaluate_report import page
+    from feedback import evaluate_text
+    from feedback.evaluate import as_json
+    from feedback.evaluate_job import (
+        EvaluateOutputs,
+        EvaluateRequest,
+        labels,
+        run_evaluate,
+        write,
+    )
     from feedback.judgments import JudgmentsError
-    from feedback.judgments_job import query_strata, read, sources_of
 
-    config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin})
-    if len(args.run) > 2:
-        raise ConfigError("--run: one ranking to score, or two to compare")
+    config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
+                                "evaluate.measures": args.measure, "evaluate.gate": args.gate})
+    request = EvaluateRequest(_judgments_request(args, args.judgments), args.run, args.strata,
+                              args.top, gate_files=bool(args.junit or args.summary))
     try:
-        request = _judgments_request(args, args.judgments)
-        sources = sources_of(request)
-        final = read(config, request, sources).judgment_set().final()
-        runs = [read_rankings(path, sources.topics, sources.topic_applications)
-                for path in args.run]
+        result = run_evaluate(config, request)
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
-    strata = query_strata(config, _queries_of(final, runs), args.strata)
-    result = evaluate(runs, final, strata, config["evaluate.depth"],
-                      config["judgments.max_grade"], config["evaluate.margin"],
-                      config["evaluate.significance"])
-    names = [Path(path).name for path in args.run]
-    if args.html:
-        Path(args.html).write_text(page(result, names), encoding="utf-8")
-    if args.json:
-        print(json.dumps(as_json(result), indent=2, ensure_ascii=False))
+    names = labels(args.run)
+    write(result, names, EvaluateOutputs(*(Path(p) if p else None for p in (
+        args.html, args.junit, args.summary))), args.top)
+    if args.json:  # a comparison lists every changed ranking: one line, not indented
+        print(json.dumps(as_json(result), indent=None if "comparison" in result else 2,
+                         ensure_ascii=False))
     else:
         for name, run in zip(names, result["runs"], strict=True):
-            print(f"{name}: {run['judged_rankings']} judged of {run['rankings']} rankings")
-            print(run["summary"].to_string(index=False, float_format="%.4f"))
+            print(f"{name}: {run['judged_rankings']:,} judged of {run['rankings']:,} rankings")
+            print(evaluate_text.summary_text(run["summary"], result["measures"]))
         if "comparison" in result:
-            print(f"{names[1]} − {names[0]}:")
-            print(result["comparison"].to_string(index=False, float_format="%.4f"))
+            print()
+            print(evaluate_text.comparison_text(result["comparison"], names,
+                                                config["evaluate.depth"], args.top))
     if result.get("regression"):
-        log.error("gate: NDCG@%d regresses by more than %s with p < %s (see the comparison)",
-                  config["evaluate.depth"], config["evaluate.margin"],
-                  config["evaluate.significance"])
+        failed = result["comparison"].verdicts
+        failed = failed[failed["regression"]]
+        log.error("gate failed: %s", "; ".join(
+            f"{v.measure} {v.slice} Δ {v.delta:+.4f}" for v in failed.itertuples()))
         return EXIT_REGRESSION
     return EXIT_OK
-
-
-def _queries_of(final: Any, runs: Sequence[Any]) -> Any:
-    """Every query of the judgments and the runs (for their strata)."""
-    import pandas as pd
-
-    queries = set(final["query"])
-    for run in runs:
-        queries.update(key[1] for key in run.ranked)
-    return pd.Index(sorted(queries))
 
 
 # generate's flags that are shorthands for one alerts.deployment setting each
@@ -651,7 +645,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a rater that is an automatic judge (judgments.automatic_raters); "
                         "repeatable")
     j.add_argument("--html", metavar="FILE", type=kind.output_file,
-                   help="also write the tables and confusion matrices as an HTML page")
+                   help="also write an HTML page: pairwise alpha as a heat map in Krippendorff's "
+                        "reading bands, confusion matrices, the automatic judge's bias, the "
+                        "most disputed pairs, every statistic")
+    j.add_argument("--disputed", metavar="CSV", type=kind.output_file,
+                   help="write every query-document pair the human raters graded differently, "
+                        "most disputed first, a column per rater (for the rubric meeting)")
+    j.add_argument("--top", type=kind.positive_int, default=20, metavar="N",
+                   help="disputed pairs shown on the page (default 20; the CSV has all)")
     j.add_argument("--json", action="store_true", help="print the result as JSON")
     _common(j)
     j.set_defaults(func=cmd_judgments_agreement)
@@ -660,18 +661,22 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="score rankings against the judgment set; gate on a regression",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Score one ranking (a TREC run, or a UBI log: the rankings production "
-                    "showed, one per search)\nagainst the judgment set: NDCG@k (gain 2^g-1, "
-                    "ideal from all judged documents), ERR@k,\nAP, P@k, R@k, reciprocal "
-                    "rank, judged@k; overall, per stratum and per application.\nWith two "
-                    "rankings (--run A --run B): paired differences, wins/losses/ties, a\n"
-                    "randomization test, and the gate: exit 4 when NDCG@k of all or of a "
-                    "stratum drops by\nmore than evaluate.margin with p < "
-                    "evaluate.significance.",
+                    "showed, one per search)\nagainst the judgment set: by default NDCG@k "
+                    "(gain 2^g-1, ideal from all judged documents), ERR@k,\nAP, P@k, R@k, "
+                    "reciprocal rank, judged@k, or the --measure list; overall, per stratum\n"
+                    "and per application. TREC qrels and runs need no --topics (topic ids "
+                    "match).\nWith two rankings (--run A --run B): paired differences with "
+                    "95 % intervals, wins/losses/ties,\na randomization test, the queries "
+                    "that got worse and better, and the gate: exit 4 when a\nrule's measure "
+                    "drops by more than its margin with p below its significance\n(default: "
+                    "the first measure, all and every stratum, evaluate.margin and "
+                    "evaluate.significance).",
         epilog="Exit codes: 0 ok (no regression), 2 configuration error, 3 a file unreadable "
                "or malformed,\n4 the gate failed. Definitions: docs/evaluate.md.")
     p.add_argument("--judgments", action="append", required=True, metavar="FILE",
                    help="the judgment set (judgments.csv, a Quepid book export or CSV, SRW "
-                        "judgments, TREC qrels with --topics); repeatable")
+                        "judgments, TREC qrels: their topic ids match a TREC run's, --topics "
+                        "maps them to query text); repeatable")
     p.add_argument("--run", action="append", required=True, metavar="FILE",
                    help="a TREC run, a UBI log, or a per-query store (sqlite:///PATH, "
                         "postgresql://…: per query the ranking it showed most); give two to "
@@ -681,10 +686,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--application", help="application of judgment rows whose file names none")
     p.add_argument("--strata", metavar="FILE",
                    help="query,stratum CSV (the feedback job's strata.csv; default strata.file)")
-    p.add_argument("--k", type=int, metavar="K", help="rank cut (evaluate.depth, default 10)")
+    p.add_argument("--k", type=int, metavar="K",
+                   help="cut-off of the default measures, and the depth at which documents "
+                        "entering or leaving a ranking are listed (evaluate.depth, default 10)")
+    p.add_argument("--measure", action="append", metavar="MEASURE",
+                   help="a measure as ir_measures names it (nDCG@10, R@100, P(rel=2)@5, "
+                        "ERR@10, AP, RR); repeatable; replaces the default set "
+                        "(evaluate.measures)")
+    p.add_argument("--gate", action="append", metavar="RULE",
+                   help="'MEASURE [margin=X] [significance=P] [slices=all|stratum|...]'; "
+                        "repeatable; replaces evaluate.gate (default: the first measure, all "
+                        "and every stratum)")
     p.add_argument("--margin", type=float,
-                   help="largest tolerated NDCG@k drop (evaluate.margin, default 0.01)")
+                   help="largest tolerated drop of a rule without margin= (evaluate.margin, "
+                        "default 0.01)")
+    p.add_argument("--top", type=int, default=10, metavar="N",
+                   help="queries listed as worse and as better per gated slice (default 10; "
+                        "--json lists every changed ranking)")
     p.add_argument("--html", metavar="FILE", help="also write an HTML page")
+    p.add_argument("--junit", metavar="FILE",
+                   help="JUnit XML for CI: a test case per gated measure and slice")
+    p.add_argument("--summary", metavar="FILE",
+                   help="append the verdict as Markdown (e.g. \"$GITHUB_STEP_SUMMARY\")")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     _common(p)
     p.set_defaults(func=cmd_evaluate, files=[])

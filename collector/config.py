@@ -96,6 +96,24 @@ def _store_url(value: str) -> str | None:
     return "must be sqlite:///PATH or postgresql://…"
 
 
+def _measures(value: list[str]) -> str | None:
+    if not value:
+        return None
+    from feedback.measures import MeasureError, parse  # ir_measures parses them
+
+    try:
+        parse(value, "measure")
+    except MeasureError as error:
+        return str(error)
+    return None
+
+
+def _gate_rules(value: list[str]) -> str | None:
+    from feedback.gate import problem
+
+    return problem(value) if value else None
+
+
 def _base(value: int) -> str | None:
     return None if value in (0, 1) else "must be 0 or 1"
 
@@ -227,13 +245,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("judgments.automatic_raters", list, [],
             "Raters that are automatic judges (an LLM's grades): reported as calibration "
             "against the humans, not as human raters.", None),
-    Setting("evaluate.depth", int, 10, "k of the rank-cut measures of `evaluate` (NDCG@k, "
-            "ERR@k, P@k, R@k, judged@k).", _positive),
+    Setting("evaluate.depth", int, 10, "k of `evaluate`'s default measures (NDCG@k, ERR@k, "
+            "P@k, R@k, judged@k) and the depth at which it lists documents entering or leaving "
+            "a ranking.", _positive),
+    Setting("evaluate.measures", list, [],
+            "`evaluate`'s measures as ir_measures names them (nDCG@10, R@100, P(rel=2)@5, "
+            "ERR@10); empty: the default set at evaluate.depth.", _measures),
+    Setting("evaluate.gate", list, [],
+            "Gate rules 'MEASURE [margin=X] [significance=P] [slices=all|stratum|"
+            "application|stratum=NAME…]'; empty: the first measure over all and each stratum "
+            "with evaluate.margin and evaluate.significance (docs/evaluate.md).", _gate_rules),
     Setting("evaluate.margin", float, 0.01,
-            "The gate fails when NDCG@k (all, or a stratum) drops by more than this...",
-            _non_negative),
+            "A gate rule without margin= fails when its measure (all, or a stratum) drops by "
+            "more than this...", _non_negative),
     Setting("evaluate.significance", float, 0.05,
-            "... with a paired randomization test's p below this.", _share),
+            "... with a paired randomization test's p below this (or its significance=).",
+            _share),
     Setting("clicks.depth", int, 10,
             "Positions of the examination curve the click model fits (1..depth of the first "
             "result page); at most store.shown_depth.", _positive),

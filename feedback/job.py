@@ -35,6 +35,7 @@ from feedback.judgments import (
 from feedback.judgments_job import measure
 from feedback.pooling import pool_all
 from feedback.release import FeedbackRelease
+from feedback.report_narrative import STALE_AFTER_DAYS
 from feedback.selection import SelectionRules, select
 from feedback.signals import add_signals, z_score
 from feedback.strata import listed_strata, query_strata, stratum_names, write_strata_csv
@@ -42,7 +43,6 @@ from feedback.strata import listed_strata, query_strata, stratum_names, write_st
 SAMPLE_REFORMULATIONS = 3
 _MIN_STRATUM_VOLUME = 2  # a query seen once in the period is tail, whatever its rank
 TOP_FAILING = 50
-STALE_AFTER_DAYS = 2  # the period's end lags the calendar by more: say so
 log = logging.getLogger(__name__)
 
 
@@ -250,7 +250,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
         log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
                     "still writing to this store?", until, summary["days_since_newest_data"])
-    agreement = (agreement_section(*measure(config, judgment_set, None, ()))
+    agreement = (agreement_section(measure(config, judgment_set, None, ()))
                  if len(judgment_set.raters) > 1 else "")
     (out / "report.html").write_text(
         report.render(summary, frame, chosen, top_failing, agreement), encoding="utf-8")

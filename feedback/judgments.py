@@ -191,6 +191,8 @@ class Sources:
     topic_applications: dict[str, str] = field(default_factory=dict)
     rater: str | None = None
     application: str | None = None
+    # without topics, a TREC topic id stands for its query (evaluate: qrels against runs)
+    topic_ids_as_queries: bool = False
 
 
 def _load_json(path: str | Path) -> Any:
@@ -282,7 +284,8 @@ def _read_csv(path: str | Path, rater: str, application: str, reading: Reading) 
 def _read_qrels(path: str | Path, sources: Sources, rater: str, reading: Reading) -> None:
     for line_number, line in _numbered_lines(path):
         topic, _, document, grade = _columns(path, line_number, line, 4)[:4]
-        query = _topic_query(path, line_number, topic, sources.topics)
+        query = (topic if sources.topics is None and sources.topic_ids_as_queries else
+                 _topic_query(path, line_number, topic, sources.topics))
         application = sources.topic_applications.get(topic, sources.application or "")
         reading.add(application, query, unquote(document), rater, grade)
 
@@ -321,10 +324,11 @@ def _read_file(path: str | Path, sources: Sources, reading: Reading) -> None:
         _read_qrels(path, sources, rater, reading)
 
 
-def read_run_rankings(path: str | Path, topics: dict[str, str]
+def read_run_rankings(path: str | Path, topics: dict[str, str] | None
                       ) -> dict[tuple[str, str], list[str]]:
     """Every (topic, query)'s documents of a TREC run file, ordered by the rank column (not
-    by score: the file's order is the ranking), repeats dropped."""
+    by score: the file's order is the ranking), repeats dropped. Without ``topics`` the topic
+    id is the query."""
     ranked: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for line_number, line in _numbered_lines(path):
         topic, _, document, rank = _columns(path, line_number, line, 6)[:4]
@@ -333,7 +337,7 @@ def read_run_rankings(path: str | Path, topics: dict[str, str]
         except ValueError:
             raise JudgmentsError(
                 f"{path}:{line_number}: rank {rank!r} is not an integer") from None
-        query = _topic_query(path, line_number, topic, topics)
+        query = topic if topics is None else _topic_query(path, line_number, topic, topics)
         ranked.setdefault((topic, query), []).append((position, unquote(document)))
     return {key: list(dict.fromkeys(document for _, document in sorted(entries)))
             for key, entries in ranked.items()}

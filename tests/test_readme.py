@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from junitparser import Failure, JUnitXml
 
 from testbed.process import free_port
 
@@ -70,6 +71,13 @@ def test_run_blocks_succeed_and_leave_what_they_promise(ran):
     drawn = {p["title"]: [s["value"] for s in p["fieldConfig"]["defaults"]["thresholds"]["steps"]]
              for p in overview["panels"] if "thresholds" in p["fieldConfig"]["defaults"]}
     assert drawn["Zero-result rate"] == [None, 0.2] and drawn["Latency p99"] == [None, 0.4]
+    # the CI gate caught the branch: a failing test case, a summary that says so
+    cases = {(c.classname, c.name): c for suite in JUnitXml.fromfile(str(ran / "evaluate.xml"))
+             for c in suite}
+    assert set(cases) == {("evaluate.nDCG@10", "all"), ("evaluate.R@100", "all")}
+    assert isinstance(cases[("evaluate.nDCG@10", "all")].result[0], Failure)
+    assert cases[("evaluate.R@100", "all")].is_passed
+    assert (ran / "summary.md").read_text().startswith("### ❌ searchpulse evaluate")
 
 
 SERVERS = [line.split("#")[0].strip() for mode, body in BLOCKS if mode == "serve"

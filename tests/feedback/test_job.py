@@ -41,14 +41,20 @@ def _personal_records() -> list[bytes]:
     return records
 
 
-@pytest.fixture(scope="module")
-def simulation(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("feedback")
-    simulator = Simulator(SPEC)
+def simulated_store(directory: Path, spec: SimulationSpec = SPEC
+                    ) -> tuple[Simulator, Path, str]:
+    """The simulator's traffic and the personal-data searches, replayed into a SQLite store."""
+    simulator = Simulator(spec)
     log = directory / "ubi.jsonl"
     log.write_bytes(b"".join([*simulator.records(), *_personal_records()]))
     store = f"sqlite:///{directory / 'aggregates.db'}"
     replay([str(log)], load_config(environ={}), store=store)
+    return simulator, log, store
+
+
+@pytest.fixture(scope="module")
+def simulation(tmp_path_factory):
+    simulator, log, store = simulated_store(tmp_path_factory.mktemp("feedback"))
     return simulator.vocab, log, store
 
 
