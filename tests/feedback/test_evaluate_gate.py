@@ -165,10 +165,12 @@ def test_a_bad_gate_rule_names_the_key(rule, message):
     assert message in str(raised.value)
 
 
-def test_a_bad_measure_is_a_usage_error(tmp_path, caplog):
+def test_a_bad_measure_is_a_usage_error(tmp_path, capsys):
     qrels, run_a, _ = _trec(tmp_path, topics=2)
+    capsys.readouterr()
     _run("--judgments", qrels, "--run", run_a, "--measure", "nDCG@ten", code=EXIT_USAGE)
-    assert "evaluate.measures (from command line)" in caplog.text
+    error = capsys.readouterr().err
+    assert "evaluate.measures (from command line)" in error and len(error.splitlines()) == 1
 
 
 def test_one_application_is_no_slice_of_its_own(tmp_path):
