@@ -19,6 +19,8 @@ from alerts.config import (
     AlertRow,
     ConfigError,
     Profile,
+    duration,
+    percentile,
     seconds,
 )
 from collector.experiment_stats import RATES, WITH_RESULTS, Rate, chi2_critical
@@ -124,8 +126,10 @@ class Recordings:
         return self._add(ratio_name(level, ratio, window), f"{above} / ({below} > 0)")
 
     def latency_quantile(self, window: str) -> str:
+        """The latency quantile the guardrail alert judges, named after it (p99, p95, p99_9)."""
+        quantile = percentile(self.profile.thresholds.latency_quantile).replace(".", "_")
         return self._add(
-            f"application:searchpulse_search_latency_seconds:p99_rate{window}",
+            f"application:searchpulse_search_latency_seconds:{quantile}_rate{window}",
             f"histogram_quantile({self.profile.thresholds.latency_quantile}, sum by "
             f"(application, le) (rate(searchpulse_search_latency_seconds_bucket"
             f"{{{self.profile.deployment.selector}}}[{window}])))")
@@ -408,11 +412,11 @@ BUILDERS["SearchAbandonmentRateHigh"] = _baseline_drift(
     "Abandonment rate", "abandonment_rate")
 
 
-@builds("SearchLatencyP99High")
+@builds("SearchLatencyHigh")
 def _latency(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     short, long = profile.windows.pair(row.windows)
     guardrail = profile.latency_guardrail_s
-    quantile = f"p{profile.thresholds.latency_quantile * 100:g}"
+    quantile = percentile(profile.thresholds.latency_quantile)
     return Built(
         _guarded(rec, f"{rec.latency_quantile(short)} > {guardrail}\n"
                       f"and {rec.latency_quantile(long)} > {guardrail}",
@@ -475,7 +479,7 @@ def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         for df in range(1, MAX_TESTED_VARIANTS))
     split = (", ".join(f"{variant} {share:.0%}" for variant, share in design.split)
              if design.split else "an equal split")
-    window = _duration(design.unit_window_s)
+    window = duration(design.unit_window_s)
     return Built(
         f"({tests})\nand on (application) {units} >= {design.min_units}",
         "The experiment traffic of {{ $labels.application }} is not split as designed.",
@@ -485,14 +489,6 @@ def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"sample-ratio mismatch. Assignment or logging is broken for one variant, and every "
         f"comparison between them is biased until fixed.",
         "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD)
-
-
-def _duration(seconds_: float) -> str:
-    """6h, 90m, 45s: the largest unit that divides it."""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds_ >= size and not seconds_ % size:
-            return f"{int(seconds_ // size)}{unit}"
-    return f"{seconds_:g}s"
 
 
 def _non_inferiority(rate: Rate, noun: str, summary: str, panel: str) -> Builder:

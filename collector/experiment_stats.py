@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from statistics import NormalDist
 from typing import Any
 
@@ -89,16 +89,14 @@ class ExperimentDesign:
         return cls.from_config(load_config(environ={}))
 
     @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The settings a design is read from (`searchpulse generate` lists them)."""
+        return tuple(f"experiments.{item.name}" for item in fields(cls))
+
+    @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> ExperimentDesign:
-        return cls(
-            unit_buckets=config["experiments.unit_buckets"],
-            unit_window_s=config["experiments.unit_window_s"],
-            control_variant=config["experiments.control_variant"],
-            split=tuple(parse_split(config["experiments.split"]).items()),
-            min_units=config["experiments.min_units"],
-            min_searches=config["experiments.min_searches"],
-            guardrail_zero_result_margin=config["experiments.guardrail_zero_result_margin"],
-            guardrail_slow_search_margin=config["experiments.guardrail_slow_search_margin"])
+        values = {key.removeprefix("experiments."): config[key] for key in cls.keys()}
+        return cls(**{**values, "split": tuple(parse_split(values["split"]).items())})
 
     @property
     def t(self) -> float:

@@ -202,8 +202,11 @@ def quality_text(series: list[QualitySeries]) -> bytes:
     return "".join(lines).encode()
 
 
-UNITS_HELP = ("Distinct clients (client_id, else session) with a search of this experiment "
-              "variant within the last experiments.unit_window_s of event time.")
+UNITS_HELP = ("Distinct clients (client_id) with a search of this experiment variant within the "
+              "last experiments.unit_window_s of event time.")
+WITHOUT_CLIENT_ID_HELP = ("Searches of this experiment variant without a client_id: counted in "
+                          "searchpulse_searches_total, in no unit, unit bucket or experiment "
+                          "statistic.")
 EXPERIMENT_INTERLEAVING_HELP = {
     "wins": "Team-draft interleaved searches won by this team, per unit bucket.",
     "ties": "Team-draft interleaved searches whose teams tied, per unit bucket.",
@@ -220,6 +223,12 @@ def experiment_text(experiments: list[ExperimentUnits]) -> bytes:
     for e in experiments:
         add(f'searchpulse_experiment_units{{application="{_escape(e.application)}",'
             f'variant="{_escape(e.variant)}"}} {floatToGoString(e.units)}\n')
+    _header(add, "searchpulse_experiment_searches_without_client_id_total",
+            WITHOUT_CLIENT_ID_HELP, "counter")
+    for e in experiments:
+        add(f'searchpulse_experiment_searches_without_client_id_total{{application='
+            f'"{_escape(e.application)}",variant="{_escape(e.variant)}"}} '
+            f'{floatToGoString(e.without_client_id)}\n')
     filled = [(e, b, f'application="{_escape(e.application)}",unit_bucket="{b.index}",'
                      f'variant="{_escape(e.variant)}"') for e in experiments for b in e.filled()]
     for attribute, name, help_text in BUCKET_COUNTS:
@@ -312,7 +321,9 @@ def _state(view: View) -> Iterator[Metric]:
     withheld = GaugeMetricFamily(
         "searchpulse_top_zero_result_queries_withheld",
         "Queries among the 20 x top_queries.size most frequent zero-result queries of the "
-        "window not shown, by reason (a personal-data detector, too long, too few clients).",
+        "window not shown, by reason (a personal-data detector, too long, too few clients, "
+        "enough only with searches that carried no client id, not yet read by the "
+        "detectors).",
         labels=("application", "reason"))
     for application, queries in view.released.shown.items():
         for query, count in queries:

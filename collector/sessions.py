@@ -163,7 +163,7 @@ class Sessionizer:
             series.zero_result += 1
             flags = ZERO_RESULT
             self.zero_result_queries.add(series.application, text.normalized, ts,
-                                         rec.client_id or session_key)
+                                         rec.client_id)
         else:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
@@ -179,14 +179,18 @@ class Sessionizer:
         if latency is not None:
             series.latency.observe(latency / 1000.0)
         unit = None
-        if series.experiment is not None:  # an experiment variant: count its client's bucket
-            unit = self.units.counts(series.experiment, rec.client_id or session_key, ts)
-            unit.searches += 1
-            unit.zero_result += flags & ZERO_RESULT
-            if latency is not None:
-                unit.timed += 1
-                if latency / 1000.0 > self.units.guardrail_s:
-                    unit.slow += 1
+        experiment = series.experiment
+        if experiment is not None:  # an experiment variant: count its client's bucket
+            if rec.client_id is None:  # no unit to attribute it to (docs/metrics.md, "Unit")
+                experiment.without_client_id += 1
+            else:
+                unit = self.units.counts(experiment, rec.client_id, ts)
+                unit.searches += 1
+                unit.zero_result += flags & ZERO_RESULT
+                if latency is not None:
+                    unit.timed += 1
+                    if latency / 1000.0 > self.units.guardrail_s:
+                        unit.slow += 1
 
         search = Search(key, session_key, text.normalized, ts, series, flags, unit=unit)
         if self.query_stats is not None:
@@ -194,7 +198,7 @@ class Sessionizer:
             row.searches += 1
             row.zero_result += flags & ZERO_RESULT
             self.query_stats.show(row, hits)
-            self.query_stats.mark(row, rec.client_id or session_key)
+            self.query_stats.mark(row, rec.client_id)
             if scored is not None:
                 row.judged_searches += 1
                 row.judged_ndcg_sum += scored[0]

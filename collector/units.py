@@ -4,9 +4,13 @@ Experiments randomize clients, not searches: a client brings all its searches (a
 one variant, so searches are not independent draws. Two things are kept per (application,
 experiment variant) — every variant but ``none`` and ``other``:
 
-* **units**: the distinct clients (``client_id``, else the session) with a search of that
-  variant within the last ``experiments.unit_window_s`` of event time — a client counts once
-  however many searches it makes. The sample-ratio test is a χ² on these.
+* **units**: the distinct clients (``client_id``) with a search of that variant within the
+  last ``experiments.unit_window_s`` of event time — a client counts once however many
+  searches it makes. The sample-ratio test is a χ² on these. A search without a ``client_id``
+  belongs to no unit: its session id is the page's choice (a fresh one per search would make
+  every search a unit of its own, the per-search statistics this module replaces), and the
+  user it was randomized as is unknown. It is counted per variant (``without_client_id``) and
+  kept out of units and buckets — as it is kept out of the privacy rule's clients (issue 25).
 * **unit buckets**: every client is hashed (CRC-32 of its id, stable across processes and
   restarts) into one of ``experiments.unit_buckets`` buckets; each bucket sums its clients'
   searches and outcomes. Buckets are independent and identically distributed sums of whole
@@ -72,13 +76,14 @@ class ExperimentUnits:
     """One (application, variant) of an experiment: its units and its unit buckets (created
     when a client of theirs first searches: only buckets with data are exposed)."""
 
-    __slots__ = ("application", "variant", "buckets", "units")
+    __slots__ = ("application", "variant", "buckets", "units", "without_client_id")
 
     def __init__(self, application: str, variant: str, buckets: int) -> None:
         self.application = application
         self.variant = variant
         self.buckets: list[BucketCounts | None] = [None] * buckets
         self.units = 0  # clients tracked now (a gauge)
+        self.without_client_id = 0  # searches of the variant that belong to no unit (a count)
 
     def bucket(self, index: int) -> BucketCounts:
         counts = self.buckets[index]
@@ -176,6 +181,7 @@ def merge_experiments(many: Iterable[ExperimentUnits]) -> list[ExperimentUnits]:
         elif len(experiment.buckets) > len(total.buckets):  # a checkpoint of another setting
             total.buckets.extend([None] * (len(experiment.buckets) - len(total.buckets)))
         total.units += experiment.units
+        total.without_client_id += experiment.without_client_id
         for counts in experiment.filled():
             _add(total.bucket(counts.index), counts)
     return list(merged.values())
@@ -194,6 +200,7 @@ def _add(total: BucketCounts, counts: BucketCounts) -> None:
 def reset_experiment(experiment: ExperimentUnits) -> None:
     """Zero every bucket count in place (open searches hold their buckets); units are state
     and stay."""
+    experiment.without_client_id = 0
     for counts in experiment.filled():
         for name in _NAMES:
             setattr(counts, name, 0)
@@ -212,11 +219,13 @@ def experiment_to_dict(experiment: ExperimentUnits) -> dict[str, Any]:
             data["interleaving_wins"] = dict(counts.interleaving_wins)
         buckets[str(counts.index)] = data
     return {"labels": [experiment.application, experiment.variant],
-            "unit_buckets": len(experiment.buckets), "buckets": buckets}
+            "unit_buckets": len(experiment.buckets), "buckets": buckets,
+            "without_client_id": experiment.without_client_id}
 
 
 def experiment_from_dict(data: dict[str, Any]) -> ExperimentUnits:
     experiment = ExperimentUnits(*data["labels"], data["unit_buckets"])
+    experiment.without_client_id = data.get("without_client_id", 0)  # older checkpoints: 0
     for index, values in data["buckets"].items():
         counts = experiment.bucket(int(index))
         for name in _NAMES:

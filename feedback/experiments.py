@@ -74,6 +74,9 @@ def from_exposition(text: str, unit_buckets: int) -> list[ExperimentUnits]:
             if sample.name == "searchpulse_experiment_units":
                 experiment(labels).units += int(sample.value)
                 continue
+            if sample.name == "searchpulse_experiment_searches_without_client_id_total":
+                experiment(labels).without_client_id += int(sample.value)
+                continue
             attribute = _ATTRIBUTES.get(sample.name)
             if attribute is None and not sample.name.startswith(
                     "searchpulse_experiment_interleaving_"):
@@ -127,6 +130,7 @@ def verdicts(experiments: Iterable[ExperimentUnits], design: ExperimentDesign
             experiment = variants[variant]
             searches = sum(b.searches for b in experiment.filled())
             entry: dict[str, Any] = {"units": experiment.units, "searches": searches,
+                                     "searches_without_client_id": experiment.without_client_id,
                                      "rates": {}}
             for rate in RATES:
                 mine = estimates[variant][rate.ratio]
@@ -192,7 +196,8 @@ def text(report: dict[str, Any]) -> str:
     design = report["design"]
     lines = [f"95 % intervals clustered by client ({design['unit_buckets']} unit buckets, "
              f"t = {design['t']:.4f}); control: {design['control_variant']}; design: "
-             f"{_split(design['split'])}"]
+             f"{_split(design['split'])}; a unit is a client_id (searches without one are in "
+             "no statistic)"]
     for application, found in report["applications"].items():
         srm = found["sample_ratio"]
         lines.append("")
@@ -203,9 +208,10 @@ def text(report: dict[str, Any]) -> str:
             lines.append(f"{application}: sample ratio chi² {srm['chi2']:.2f} ({srm['df']} df), "
                          f"p = {srm['p_value']:.4g} over {srm['units']:,} units{flag}")
         variants = found["variants"]
-        lines.append(f"  {'variant':<16}{'units':>10}{'searches':>12}")
+        lines.append(f"  {'variant':<16}{'units':>10}{'searches':>12}{'no client_id':>14}")
         for variant, entry in variants.items():
-            lines.append(f"  {variant:<16}{entry['units']:>10,}{entry['searches']:>12,}")
+            lines.append(f"  {variant:<16}{entry['units']:>10,}{entry['searches']:>12,}"
+                         f"{entry['searches_without_client_id']:>14,}")
         for rate in RATES:
             lines.append(f"  {rate.title}")
             for variant, entry in variants.items():

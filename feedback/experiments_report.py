@@ -1,6 +1,8 @@
 """``experiments --html``: the verdict report of ``feedback.experiments`` on one self-contained
-page: per application its sample-ratio test, per rate each variant with its interval and its
-difference from the control."""
+page in the shell every report shares (feedback/page.py): per application its sample-ratio
+test, its variants' units and searches, a picture of every difference from the control with its
+interval (feedback/charts.py), and per rate each variant with its interval, difference and
+verdict."""
 
 from __future__ import annotations
 
@@ -8,33 +10,32 @@ from html import escape
 from typing import Any
 
 from collector.experiment_stats import RATES
-from feedback.report import STYLE
+from feedback.charts import interval_plot
+from feedback.page import cell, document
 
-_VERDICT_COLOURS = {"better": "#27ae60", "worse": "#c0392b", "guardrail breached": "#c0392b",
-                    "inconclusive": "#7f8c8d"}
+# verdicts drawn red in the picture and the table: what should stop a rollout
+_STOPS = ("worse", "guardrail breached")
+_VERDICT_CLASS = {"better": "pass", "worse": "fail", "guardrail breached": "fail",
+                  "inconclusive": "note"}
 
 
-def _cell(value: Any, percent: bool = False) -> str:
-    if value is None:
-        return '<td class="n">—</td>'
-    if isinstance(value, float):
-        return f'<td class="n">{value:.2%}</td>' if percent else f'<td class="n">{value:.4g}</td>'
-    if isinstance(value, int):
-        return f'<td class="n">{value:,}</td>'
-    return f"<td>{escape(str(value))}</td>"
+def _percent(value: float) -> str:
+    return f"{value:.2%}"
 
 
 def _interval(rated: dict[str, Any]) -> str:
     if rated.get("value") is None:
         return "<td>no data</td>"
-    return (f'<td class="n">{rated["value"]:.2%} [{rated["low"]:.2%}, '
-            f'{rated["high"]:.2%}]</td>')
+    return (f'<td class="n" data-v="{rated["value"]}">{rated["value"]:.2%} '
+            f'[{rated["low"]:.2%}, {rated["high"]:.2%}]</td>')
+
+
+def _table(head: list[str], rows: list[str]) -> str:
+    titles = "".join(f"<th>{escape(title)}</th>" for title in head)
+    return f"<table><thead><tr>{titles}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def _rate_table(variants: dict[str, Any]) -> str:
-    head = ("<tr><th>rate</th><th>variant</th><th>value [95 %]</th><th>Δ vs control "
-            "[95 %], points</th><th>verdict</th><th>power</th><th>more searches for 80 %"
-            "</th><th>more units</th></tr>")
     rows = []
     for rate in RATES:
         for variant, entry in variants.items():
@@ -45,44 +46,61 @@ def _rate_table(variants: dict[str, Any]) -> str:
             if diff is None:
                 cells.append('<td colspan="5"></td>')
             else:
-                colour = _VERDICT_COLOURS[diff["verdict"]]
-                cells += [f'<td class="n">{diff["value"] * 100:+.2f} '
+                cells += [f'<td class="n" data-v="{diff["value"]}">{diff["value"] * 100:+.2f} '
                           f'[{diff["low"] * 100:+.2f}, {diff["high"] * 100:+.2f}]</td>',
-                          f'<td style="color:{colour}"><b>{escape(diff["verdict"])}</b></td>',
-                          _cell(diff["power"], percent=True), _cell(diff["searches_needed"]),
-                          _cell(diff["units_needed"])]
+                          f'<td><span class="verdict {_VERDICT_CLASS[diff["verdict"]]}">'
+                          f'{escape(diff["verdict"])}</span></td>',
+                          cell(diff["power"], _percent), cell(diff["searches_needed"]),
+                          cell(diff["units_needed"])]
             rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+    return _table(["rate", "variant", "value [95 %]", "Δ vs control [95 %], points", "verdict",
+                   "power", "more searches for 80 %", "more units"], rows)
+
+
+def _differences(application: str, variants: dict[str, Any]) -> str:
+    """Every rate's difference from the control, per variant, as one interval picture."""
+    lines = [(f"{rate.title} ({variant})", diff["value"], diff["low"], diff["high"],
+              diff["verdict"] in _STOPS)
+             for rate in RATES for variant, entry in variants.items()
+             if (diff := entry["rates"][rate.ratio].get("difference")) is not None]
+    if not lines:
+        return ""
+    chart = interval_plot(lines, None, f"{application}: differences from the control")
+    return (f"<figure>{chart}<figcaption>Each variant's rate minus the control's, with its 95 % "
+            "interval clustered by client; red: worse, or a guardrail breached</figcaption>"
+            "</figure>")
 
 
 def page(report: dict[str, Any]) -> str:
     design = report["design"]
     split = design["split"]
-    parts = [f"<p>95 % intervals clustered by client: the delta method over "
+    parts = ["<h1>Experiment verdicts</h1>",
+             f"<p>95 % intervals clustered by client: the delta method over "
              f"{design['unit_buckets']} hashed client buckets (t = {design['t']:.4f}); "
              f"control variant <b>{escape(design['control_variant'])}</b>; design "
-             f"{escape(split if isinstance(split, str) else str(split))}.</p>"]
+             f"{escape(split if isinstance(split, str) else str(split))}. A unit is a "
+             "client_id: searches without one are counted, in no statistic.</p>"]
     for application, found in report["applications"].items():
         parts.append(f"<h2>{escape(application)}</h2>")
         srm = found["sample_ratio"]
         if srm is not None:
-            flag = " — <b style=\"color:#c0392b\">sample-ratio mismatch</b>" if srm["mismatch"] \
-                else ""
+            flag = (' — <span class="verdict fail">sample-ratio mismatch</span>'
+                    if srm["mismatch"] else "")
             parts.append(f"<p>Sample ratio: χ² {srm['chi2']:.2f} ({srm['df']} df), p = "
                          f"{srm['p_value']:.4g} over {srm['units']:,} units{flag}</p>")
-        rows = "".join(f"<tr><td>{escape(v)}</td>{_cell(e['units'])}{_cell(e['searches'])}"
-                       f"</tr>" for v, e in found["variants"].items())
-        parts.append(f"<table><tr><th>variant</th><th>units</th><th>searches</th></tr>{rows}"
-                     f"</table>{_rate_table(found['variants'])}")
-        for variant, entry in found["variants"].items():
+        variants = found["variants"]
+        rows = [f"<tr><td>{escape(v)}</td>{cell(e['units'])}{cell(e['searches'])}"
+                f"{cell(e['searches_without_client_id'])}</tr>" for v, e in variants.items()]
+        parts.append(_table(["variant", "units", "searches", "searches without client_id"],
+                            rows))
+        parts.append(_differences(application, variants))
+        parts.append(_rate_table(variants))
+        for variant, entry in variants.items():
             inter = entry.get("interleaving")
             if not inter:
                 continue
-            rows = "".join(f"<tr><td>{escape(team)}</td>{_cell(inter['wins'][team])}"
-                           f"{_interval(delta)}</tr>" for team, delta in inter["delta"].items())
+            rows = [f"<tr><td>{escape(team)}</td>{cell(inter['wins'][team])}"
+                    f"{_interval(delta)}</tr>" for team, delta in inter["delta"].items()]
             parts.append(f"<h3>Interleaving ({escape(variant)}): {inter['ties']:,} ties</h3>"
-                         f"<table><tr><th>team</th><th>wins</th><th>Δ [95 %]</th></tr>{rows}"
-                         f"</table>")
-    return (f'<!doctype html><html><head><meta charset="utf-8"><title>searchpulse experiments'
-            f"</title><style>{STYLE}</style></head><body><h1>Experiment verdicts</h1>"
-            + "".join(parts) + "</body></html>\n")
+                         + _table(["team", "wins", "Δ [95 %]"], rows))
+    return document("searchpulse experiments", "".join(parts))

@@ -98,12 +98,32 @@ def test_a_client_in_two_variants_is_a_unit_of_each(ubi, engine):
     assert [b.searches for b in found["web", "A"].filled()] == [2]
 
 
-def test_a_search_without_client_is_its_sessions_unit(ubi, engine):
-    record = json.loads(ubi.query("q1", "tent", 0, variant="A", session_id="s9"))
-    del record["client_id"]
-    e = engine([json.dumps(record).encode()])
-    (only,) = experiments(e)["web", "A"].filled()
-    assert only.index == bucket("s9")
+def test_a_search_without_client_id_is_counted_but_belongs_to_no_unit(ubi, engine):
+    """Randomization is by client: a search without a client_id cannot be attributed to the
+    unit it was randomized as (its session id is the page's; a fresh one per search would make
+    every search a unit). It is a search of its variant, counted per variant, and in no unit,
+    no bucket and no experiment statistic — as it makes no client for privacy (issue 25)."""
+    anonymous = []
+    for qid, at in (("q1", 0), ("q2", 400)):
+        record = json.loads(ubi.query(qid, "tent", at, variant="A", session_id="s9"))
+        del record["client_id"]
+        anonymous.append(json.dumps(record).encode())
+    e = engine([*anonymous, ubi.click("q1", 3, client="s9"),
+                ubi.query("q3", "lamp", 10, client="c1", variant="A")])
+    a = experiments(e)["web", "A"]
+    assert (a.units, a.without_client_id) == (1, 2)
+    assert {b.index: (b.searches, b.clicked) for b in a.filled()} == {bucket("c1"): (1, 0)}
+    scrape = Scrape(exposition(e))
+    labels = {"application": "web", "variant": "A"}
+    assert scrape.get_sample_value(
+        "searchpulse_experiment_searches_without_client_id_total", labels) == 2
+    assert scrape.get_sample_value("searchpulse_experiment_units", labels) == 1
+    assert sum(v for (name, key), v in scrape.samples.items()
+               if name == "searchpulse_searches_total" and ("variant", "A") in key) == 3
+    restored = experiments(view_from_dict(json.loads(json.dumps(view_to_dict(e.view())))))
+    assert restored["web", "A"].without_client_id == 2  # a count: checkpointed
+    merged = experiments(merge_views([e.view(), e.view()]))
+    assert merged["web", "A"].without_client_id == 4
 
 
 def test_engines_merge_and_checkpoints_keep_the_counts_not_the_units(ubi, engine):

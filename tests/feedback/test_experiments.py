@@ -43,6 +43,13 @@ def _records() -> list[bytes]:
             if clicked:
                 records.append(ubi.click(qid, at + 2, client=client))
             at += 400
+    # a clicked treatment search without a client_id: no unit, so in no number below but its
+    # own count (docs/metrics.md, "Unit")
+    anonymous = json.loads(ubi.query("anonymous", "tent", at, variant="treatment",
+                                     session_id="s-anonymous"))
+    del anonymous["client_id"]
+    records += [json.dumps(anonymous).encode(), ubi.click("anonymous", at + 2,
+                                                            client="s-anonymous")]
     return records
 
 
@@ -72,6 +79,8 @@ def test_rates_intervals_and_differences_by_hand(report):
     assert list(web) == ["control", "treatment"]
     assert (web["control"]["units"], web["control"]["searches"]) == (4, 10)
     assert (web["treatment"]["units"], web["treatment"]["searches"]) == (4, 8)
+    assert (web["control"]["searches_without_client_id"],
+            web["treatment"]["searches_without_client_id"]) == (0, 1)
     t = t_quantile(31)
     control, treatment = _by_hand("control"), _by_hand("treatment")
     assert control[0] == 0.4 and treatment[0] == 7 / 8
