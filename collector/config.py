@@ -7,6 +7,7 @@ offending key and where its value came from, so a bad deploy fails at start with
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -18,8 +19,19 @@ from collector.events import TEAM_ATTRIBUTE
 from collector.redaction import redact
 
 ENV_PREFIX = "SEARCHPULSE_"
-# Config-file sections read by other programs (`python -m alerts.build`): one file may hold both.
+# SEARCHPULSE_* variables that are not settings: the config file, the log level (both read by
+# the command line), the test suite's own (SEARCHPULSE_TEST_*).
+OTHER_VARIABLES = ("SEARCHPULSE_CONFIG", "SEARCHPULSE_LOG_LEVEL")
+OTHER_PREFIXES = ("SEARCHPULSE_TEST_",)
+# Config-file sections only `searchpulse generate` and `config check` read (alerts/config.py adds
+# their settings): the collector's other subcommands skip them, so one file holds both.
 FOREIGN_SECTIONS = ("alerts.",)
+# Settings that moved (issue 28: the experiment design is one table the collector, the rules and
+# `searchpulse experiments` read): an old key is refused naming its new one.
+MOVED = {f"alerts.thresholds.{name}": f"experiments.{name}"
+         for name in ("control_variant", "guardrail_zero_result_margin",
+                      "guardrail_slow_search_margin")}
+MOVED["alerts.thresholds.min_searches_sample_ratio"] = "experiments.min_units"
 
 
 class ConfigError(ValueError):
@@ -37,7 +49,12 @@ class Setting:
 
     @property
     def env(self) -> str:
-        return ENV_PREFIX + self.key.upper().replace(".", "_")
+        return env_name(self.key)
+
+
+def env_name(key: str) -> str:
+    """The SEARCHPULSE_* variable of a setting key."""
+    return ENV_PREFIX + key.upper().replace(".", "_")
 
 
 def _positive(value: float) -> str | None:
@@ -76,13 +93,6 @@ def _linear_patterns(value: list[str]) -> str | None:
     return None
 
 
-def _phone_regions(value: list[str]) -> str | None:
-    import phonenumbers
-
-    unknown = [r for r in value if r not in phonenumbers.SUPPORTED_REGIONS]
-    return f"unknown region codes {unknown} (ISO 3166 alpha-2, e.g. US, GB)" if unknown else None
-
-
 def _client_marks(value: int) -> str | None:
     from collector.query_stats import CLIENT_MARKS
 
@@ -99,6 +109,47 @@ def _store_url(value: str) -> str | None:
 
 def _record_timestamps(value: str) -> str | None:
     return None if value in ("arrival", "ignore") else "must be arrival or ignore"
+
+
+def _bucket_count(value: int) -> str | None:
+    return None if 2 <= value <= 1024 else "must be between 2 and 1024"
+
+
+def _split(value: list[str]) -> str | None:
+    from collector.experiment_stats import parse_split
+
+    try:
+        parse_split(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _variant(value: str) -> str | None:
+    from collector.labels import scrub
+
+    if value in ("none", "other") or scrub(value) != value:
+        return ("must be a variant label value (letters, digits, _ . : / - only, at most 64; "
+                "not none or other)")
+    return None
+
+
+def _measures(value: list[str]) -> str | None:
+    if not value:
+        return None
+    from feedback.measures import MeasureError, parse  # ir_measures parses them
+
+    try:
+        parse(value, "measure")
+    except MeasureError as error:
+        return str(error)
+    return None
+
+
+def _gate_rules(value: list[str]) -> str | None:
+    from feedback.gate import problem
+
+    return problem(value) if value else None
 
 
 def _base(value: int) -> str | None:
@@ -140,6 +191,41 @@ SETTINGS: tuple[Setting, ...] = (
             "Distinct `application` label values kept; later ones fold into `other`.", _positive),
     Setting("labels.variant_cap", int, 20,
             "Distinct `variant` label values kept; later ones fold into `other`.", _positive),
+    Setting("experiments.unit_buckets", int, 32,
+            "Hashed buckets of clients per experiment variant: the units of the clustered "
+            "(delta-method) variance of every experiment rate; bounds the label unit_bucket.",
+            _bucket_count),
+    Setting("experiments.unit_window_s", float, 21600.0,
+            "A client counts as a unit of its variant while its newest search is this recent "
+            "(event time); the sample-ratio test reads these units.", _positive),
+    Setting("experiments.max_variants", int, 40,
+            "(application, variant) pairs of experiments that get units and unit buckets "
+            "(bounds their series: at most this × unit_buckets × 10); later ones get none and "
+            "are counted in searchpulse_label_values_folded_total{label=\"experiment\"}.",
+            _positive),
+    Setting("experiments.max_units", int, 1_000_000,
+            "Clients tracked for the unit count per engine (memory bound, ~200 bytes each).",
+            _positive),
+    Setting("experiments.control_variant", str, "control",
+            "The variant every other one is compared with (differences, guardrails).",
+            _variant),
+    Setting("experiments.split", list, [],
+            "The designed split as VARIANT=SHARE items, e.g. control=0.5,treatment=0.5 (shares "
+            "sum to 1); the sample-ratio test checks it. Empty: an equal split of the variants "
+            "seen.", _split),
+    Setting("experiments.min_units", int, 1000,
+            "The sample-ratio test needs this many units in an application's experiment.",
+            _positive),
+    Setting("experiments.min_searches", int, 1000,
+            "A guardrail verdict needs this many searches (the rate's denominator) in the "
+            "variant.", _positive),
+    Setting("experiments.guardrail_zero_result_margin", float, 0.01,
+            "Non-inferiority margin of the zero-result rate (absolute): a variant breaches the "
+            "guardrail when the low end of its difference from the control exceeds it.",
+            _share),
+    Setting("experiments.guardrail_slow_search_margin", float, 0.01,
+            "The same for the share of searches slower than metrics.latency_guardrail_s.",
+            _share),
     Setting("strata.file", str, "",
             "CSV query,stratum (written by `searchpulse feedback`); empty: live sketch.",
             None),
@@ -166,11 +252,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("privacy.patterns", list, [],
             "Extra regexes (RE2 syntax, linear time) of personal data: a query matching one is "
             "never shown or exported.", _linear_patterns),
-    Setting("privacy.phone_regions", list, ["US", "GB", "FR", "DE"],
-            "Countries whose national phone-number formats are detected (international "
-            "+/00 numbers are found in any).", _phone_regions),
     Setting("privacy.max_query_chars", int, 200,
             "Longer query text is never scanned, shown or exported.", _positive),
+    Setting("privacy.scan_budget_ms", float, 30.0,
+            "Detector time per /metrics release for top zero-result queries not read before "
+            "(most frequent first); the rest is withheld as not_scanned_yet until a later "
+            "release reads it, so new text never stalls a scrape or a checkpoint.",
+            _non_negative),
     Setting("store.url", str, "",
             "Per-query aggregates for the feedback job: sqlite:///PATH or postgresql://…; "
             "empty: not kept.", _store_url, secret=True),
@@ -233,13 +321,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("judgments.automatic_raters", list, [],
             "Raters that are automatic judges (an LLM's grades): reported as calibration "
             "against the humans, not as human raters.", None),
-    Setting("evaluate.depth", int, 10, "k of the rank-cut measures of `evaluate` (NDCG@k, "
-            "ERR@k, P@k, R@k, judged@k).", _positive),
+    Setting("evaluate.depth", int, 10, "k of `evaluate`'s default measures (NDCG@k, ERR@k, "
+            "P@k, R@k, judged@k) and the depth at which it lists documents entering or leaving "
+            "a ranking.", _positive),
+    Setting("evaluate.measures", list, [],
+            "`evaluate`'s measures as ir_measures names them (nDCG@10, R@100, P(rel=2)@5, "
+            "ERR@10); empty: the default set at evaluate.depth.", _measures),
+    Setting("evaluate.gate", list, [],
+            "Gate rules 'MEASURE [margin=X] [significance=P] [slices=all|stratum|"
+            "application|stratum=NAME…]'; empty: the first measure over all and each stratum "
+            "with evaluate.margin and evaluate.significance (docs/evaluate.md).", _gate_rules),
     Setting("evaluate.margin", float, 0.01,
-            "The gate fails when NDCG@k (all, or a stratum) drops by more than this...",
-            _non_negative),
+            "A gate rule without margin= fails when its measure (all, or a stratum) drops by "
+            "more than this...", _non_negative),
     Setting("evaluate.significance", float, 0.05,
-            "... with a paired randomization test's p below this.", _share),
+            "... with a paired randomization test's p below this (or its significance=).",
+            _share),
     Setting("clicks.depth", int, 10,
             "Positions of the examination curve the click model fits (1..depth of the first "
             "result page); at most store.shown_depth.", _positive),
@@ -302,16 +399,23 @@ _BY_KEY = {s.key: s for s in SETTINGS}
 class Config(Mapping[str, Any]):
     """Validated, read-only settings; ``config["windows.abandonment_s"]`` or ``config.sources``."""
 
-    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], sources: dict[str, str],
+                 settings: Mapping[str, Setting] | None = None,
+                 unknown_environment: tuple[str, ...] = ()) -> None:
         self._values = values
         self.sources = sources
+        self._settings = _BY_KEY if settings is None else settings
+        # SEARCHPULSE_* variables that name no setting, each with its close match: a misspelt
+        # override would otherwise be ignored without a word
+        self.unknown_environment = unknown_environment
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
 
     def printable(self, key: str) -> Any:
         """The value, or ``***`` for a secret that is set."""
-        return "***" if _BY_KEY[key].secret and self._values[key] else self._values[key]
+        secret = self._settings[key].secret
+        return "***" if secret and self._values[key] else self._values[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
@@ -390,7 +494,8 @@ def load_config(
             if setting is None and source == str(path) and key.startswith(FOREIGN_SECTIONS):
                 continue
             if setting is None:
-                raise ConfigError(f"{key} (from {source}): unknown setting")
+                moved = f"; replaced by {MOVED[key]}" if key in MOVED else ""
+                raise ConfigError(f"{key} (from {source}): unknown setting{moved}")
             label = setting.env if source == "environment" else source
             values[key] = _coerce(setting, raw, label)
             sources[key] = label
@@ -401,7 +506,29 @@ def load_config(
             shown = redact(str(values[key])) if setting.secret else values[key]
             raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {shown!r}")
     _check_consistency(values, sources)
-    return Config(values, sources)
+    return Config(values, sources, table, unknown_variables(environ, table))
+
+
+def unknown_variables(environ: Mapping[str, str], table: Mapping[str, Setting]
+                      ) -> tuple[str, ...]:
+    """A message per SEARCHPULSE_* variable of ``environ`` that no setting of ``table`` reads,
+    naming the closest one. Variables of a section other programs read (alerts.*) are theirs
+    when ``table`` does not hold that section."""
+    known = {s.env for s in table.values()} | set(OTHER_VARIABLES)
+    others = OTHER_PREFIXES + tuple(
+        env_name(section) for section in FOREIGN_SECTIONS
+        if not any(key.startswith(section) for key in table))
+    moved = {env_name(old): env_name(new) for old, new in MOVED.items()}
+    messages = []
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name in known or name.startswith(others):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        hint = (f"replaced by {moved[name]}" if name in moved else
+                f"did you mean {close[0]}?" if close else
+                "settings are SEARCHPULSE_SECTION_NAME (searchpulse --help lists them)")
+        messages.append(f"{name}: no such setting; {hint}")
+    return tuple(messages)
 
 
 def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
@@ -426,6 +553,12 @@ def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
             "strata.head_share (from {}) must be below strata.torso_share".format(
                 sources["strata.head_share"])
         )
+    split = [item.partition("=")[0].strip() for item in values["experiments.split"]]
+    if split and values["experiments.control_variant"] not in split:
+        raise ConfigError(
+            "experiments.control_variant (from {}) must be one of the variants of "
+            "experiments.split ({}): the differences are read against it".format(
+                sources["experiments.control_variant"], ", ".join(split)))
     for key in ("strata.file", "strata.known_item_titles_file"):
         if values[key] and not Path(values[key]).is_file():
             raise ConfigError(f"{key} (from {sources[key]}): no such file {values[key]!r}")

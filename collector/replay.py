@@ -38,19 +38,8 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     marks = _not_yet_applied(writer, paths) if writer is not None else None
     engine = Engine(config, dead_letters,
                     query_stats=writer.new_stats() if writer is not None else None)
-    batches = read_batches(paths)
-    input_error = None
     try:
-        try:
-            if progress:
-                with tqdm(total=input_size(paths), unit="B", unit_scale=True,
-                          desc="replay") as bar:
-                    _process(engine, _counting_bytes(batches, bar), writer, marks)
-            else:
-                _process(engine, batches, writer, marks)
-        except InputError as error:
-            input_error = str(error)
-        engine.close()
+        input_error = feed(engine, paths, progress, writer, marks)
         if writer is not None and not writer.flush([engine.query_stats], marks,
                                                    REPLAY_GROUP, wait=True):
             raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
@@ -66,6 +55,25 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     if input_error:
         summary["input_error"] = input_error
     return summary
+
+
+def feed(engine: Engine, paths: list[str], progress: bool = False,
+         writer: StoreWriter | None = None, marks: dict | None = None) -> str | None:
+    """Every record of ``paths`` through ``engine``, then close it; the message of an input
+    that could not be read to its end (what was read before is applied), else None."""
+    batches = read_batches(paths)
+    input_error = None
+    try:
+        if progress:
+            with tqdm(total=input_size(paths), unit="B", unit_scale=True,
+                      desc="replay") as bar:
+                _process(engine, _counting_bytes(batches, bar), writer, marks)
+        else:
+            _process(engine, batches, writer, marks)
+    except InputError as error:
+        input_error = str(error)
+    engine.close()
+    return input_error
 
 
 def _not_yet_applied(writer: StoreWriter, paths: list[str]) -> dict[tuple[str, int], tuple]:

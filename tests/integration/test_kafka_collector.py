@@ -452,3 +452,41 @@ def test_the_brokers_clock_corrects_device_clocks_per_record(kafka, tmp_path):
     retimed = {s.labels["reason"]: s.value for f in text_string_to_metric_families(text)
                for s in f.samples if s.name == "searchpulse_retimed_records_total"}
     assert retimed.get("arrival_clock", 0) > 100
+
+
+def _compose_grace_s() -> float:
+    """The collector's stop_grace_period in docker-compose.yml, in seconds."""
+    import yaml
+
+    compose = yaml.safe_load((Path(__file__).parents[2] / "docker-compose.yml").read_text())
+    value = compose["services"]["collector"]["stop_grace_period"]
+    return float(value.removesuffix("s"))
+
+
+def test_sigterm_stops_within_compose_s_grace_period(tmp_path):
+    """`docker compose stop` sends SIGTERM and kills after stop_grace_period: the collector's
+    real stop — the batch in hand, a final store flush, a checkpoint, leaving the group,
+    closing its producer — must fit, also when the broker went away first (the slow case: the
+    checkpoint and the producer wait for it), and end cleanly (exit 0: the next start resumes
+    from the last checkpoint the broker holds)."""
+    grace = _compose_grace_s()
+    broker = KafkaBroker(tmp_path / "broker").start()  # its own broker: this test stops it
+    run = Run(broker.bootstrap, tmp_path, sessions=3000, seed=15)
+    store = f"sqlite:///{tmp_path / 'aggregates.db'}"
+    collector, url = run.collector("stop", "--store", store)
+    collector.start()
+    try:
+        wait_for_truth(url, truth_counts(run.truth))
+        wait_for_stored_truth(store, run.truth)
+        broker.stop()
+        started = time.monotonic()
+        collector.process.terminate()
+        code = collector.process.wait(timeout=grace + 60)
+        took = time.monotonic() - started
+    finally:
+        collector.stop()
+        broker.stop()
+    print(f"collector stop after SIGTERM, broker gone: {took:.2f} s (grace {grace} s)")
+    assert code == 0, collector.log()
+    assert "stopping without the broker" in collector.log()
+    assert took < grace, took

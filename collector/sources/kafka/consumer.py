@@ -133,7 +133,14 @@ class KafkaCollector(ConsumerRebalanceListener):
         if self.writer is not None:
             self.writer.close()
         self.consumer.close()  # leaves the group; its partitions were checkpointed just before
-        self.producer.close(timeout=10)
+        # Without the broker the last checkpoint stays unsent: the next start resumes from the
+        # last one the broker holds and recounts from its offsets (counters and offsets travel
+        # together), so stopping is not a failure.
+        try:
+            self.producer.close(timeout=10)
+        except KafkaError as error:
+            log.warning("stopping without the broker (%s): the next start resumes from the "
+                        "last checkpoint it received", error)
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
@@ -231,6 +238,8 @@ class KafkaCollector(ConsumerRebalanceListener):
         done = [p.checkpointed for p in (self.parts.pop(tp) for tp in tps) if p.checkpointed]
         self.base = merge_views([self.base, *done])
         self.base.top_candidates = {}  # their windows are the new owners' to rebuild
+        for experiment in self.base.experiments:
+            experiment.units = 0  # so are their clients (state, not counts)
         log.info("partitions revoked: %s", ", ".join(f"{t.topic}:{t.partition}" for t in tps))
 
     def _assign(self, tp: TopicPartition) -> None:
