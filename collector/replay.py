@@ -15,7 +15,7 @@ from collector.examination import ExaminationCollector
 from collector.metrics import Exposition
 from collector.query_store import StoreError
 from collector.redaction import redact
-from collector.sources.files import InputError, input_size, read_batches
+from collector.sources.files import InputError, input_size, open_inputs, read_batches
 from collector.store_writer import StoreWriter
 from collector.summary import replay_summary
 
@@ -38,7 +38,7 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     marks = _not_yet_applied(writer, paths) if writer is not None else None
     engine = Engine(config, dead_letters,
                     query_stats=writer.new_stats() if writer is not None else None)
-    batches = read_batches(paths)
+    batches = read_batches(open_inputs(paths))
     input_error = None
     try:
         try:

@@ -177,8 +177,11 @@ class Sessionizer:
             elif total_hits is None:
                 series.unknown_result_count += 1
                 self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
-        if attrs is not None and attrs.latency_ms is not None:
-            series.latency.observe(attrs.latency_ms / 1000.0)
+        if attrs is not None and (latency := attrs.latency_ms) is not None:
+            if latency >= 0:
+                series.latency.observe(latency / 1000.0)
+            else:  # events.INVALID_LATENCY_MS: sent, but not a latency
+                self.stats.data_quality[acc.INVALID_LATENCY] += 1
 
         search = Search(key, session_key, text.normalized, ts, series, flags)
         if self.query_stats is not None:
