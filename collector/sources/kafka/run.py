@@ -1,8 +1,10 @@
-"""Process wiring of `searchpulse collect`: HTTP first, then connect with backoff, run, stop."""
+"""Process wiring of `searchpulse collect`: HTTP first, then connect with backoff, run, stop
+(within ``Shutdown.GRACE_S`` of SIGTERM, whatever the brokers do)."""
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 
@@ -13,7 +15,7 @@ from collector.config import Config
 from collector.examination import ExaminationCollector
 from collector.http import MetricsServer
 from collector.metrics import Exposition
-from collector.sources.kafka.consumer import KafkaCollector
+from collector.sources.kafka.consumer import SHUTDOWN_STEP_S, KafkaCollector
 from collector.sources.kafka.health import KafkaHealthCollector
 from collector.store_writer import StoreHealthCollector
 from collector.view import View
@@ -37,23 +39,76 @@ class _Holder:
         return self.source.ready() if self.source else (False, "connecting to Kafka")
 
 
+class _StopWhileConnecting(BaseException):
+    """SIGTERM / SIGINT while a client waits for the brokers at start: raised from the signal
+    handler, it ends that wait (up to kafka-python's 30 s bootstrap) at once. Not an
+    Exception: no library handler swallows it."""
+
+
+class Shutdown:
+    """What SIGTERM and SIGINT do: set ``stop`` (the loop finishes its batch, checkpoints and
+    closes every client, each step bounded); while connecting, also end the wait; and in any
+    case end the process ``GRACE_S`` after the signal, as a SIGKILL would (what the last
+    checkpoint and the store's last flush cover is kept; the rest is replayed next start)."""
+
+    GRACE_S = 4.5
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.connecting = True
+        self._deadline: threading.Timer | None = None
+
+    def install(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+
+    def _on_signal(self, number: int, _frame: object) -> None:
+        self.stop.set()
+        if self._deadline is None:
+            log.info("%s: stopping", signal.Signals(number).name)
+            self._deadline = threading.Timer(self.GRACE_S, self._exit_now)
+            self._deadline.daemon = True
+            self._deadline.start()
+        if self.connecting:
+            raise _StopWhileConnecting
+
+    def _exit_now(self) -> None:
+        log.warning("shutdown not finished %.1f s after the signal (a broker or the store "
+                    "not answering): exiting; the next start goes on from the last checkpoint",
+                    self.GRACE_S)
+        logging.shutdown()
+        os._exit(0)
+
+
+def _connect(config: Config, holder: _Holder, shutdown: Shutdown) -> None:
+    """Connect, retrying with backoff, until connected or told to stop."""
+    delay = 1.0
+    try:
+        while not shutdown.stop.is_set() and holder.source is None:
+            try:
+                holder.source = KafkaCollector(config)
+            except (KafkaError, OSError) as error:
+                log.warning("Kafka unavailable at start (%s); retrying in %.0f s", error, delay)
+                shutdown.stop.wait(delay)
+                delay = min(delay * 2, 30.0)
+        shutdown.connecting = False
+    except _StopWhileConnecting:
+        shutdown.connecting = False
+        if holder.source is not None:  # connected just before the signal
+            holder.source.close(SHUTDOWN_STEP_S)
+            holder.source = None
+
+
 def run_collector(config: Config) -> None:
     holder = _Holder()
-    stop = threading.Event()
+    shutdown = Shutdown()
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     server = MetricsServer.from_config(Exposition(holder.view, registry).render, config,
                                        holder.ready).start()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    delay = 1.0
-    while not stop.is_set() and holder.source is None:
-        try:
-            holder.source = KafkaCollector(config)
-        except (KafkaError, OSError) as error:
-            log.warning("Kafka unavailable at start (%s); retrying in %.0f s", error, delay)
-            stop.wait(delay)
-            delay = min(delay * 2, 30.0)
+    shutdown.install()
+    _connect(config, holder, shutdown)
+    stop = shutdown.stop
     if holder.source is None:
         server.stop()
         return
