@@ -161,17 +161,19 @@ class Input:
         first = True
         try:
             with _opened(self.path) as handle:
-                read = handle.read1
+                read = getattr(handle, "read1", handle.read)
                 while chunk := read(_BATCH):
-                    data = rest + chunk if rest else chunk
                     if first:
-                        if len(data) < len(_BOM) and _BOM.startswith(data):
-                            rest = data  # too short to tell yet
+                        chunk = rest + chunk
+                        if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                            rest = chunk  # too short to tell yet
                             continue
-                        first = False
-                        if data.startswith(_BOM):
-                            data = data[len(_BOM):]
-                    lines = data.split(b"\n")
+                        first, rest = False, b""
+                        if chunk.startswith(_BOM):
+                            chunk = chunk[len(_BOM):]
+                    lines = chunk.split(b"\n")
+                    if rest:  # the line the last chunk ended in (no copy of the chunk)
+                        lines[0] = rest + lines[0]
                     rest = lines.pop()
                     yield from self._records(lines, b"\r" in chunk)
                 rest, tail = b"", rest  # the end: the last line is complete
@@ -199,6 +201,13 @@ def _opened(path: str) -> Iterator[IO[bytes]]:
     if path == "-":
         yield _decompressing(sys.stdin.buffer)
         return
+    with open(path, "rb", buffering=0) as raw:  # a plain file: one read() per chunk, no copy
+        if raw.seekable():
+            start = raw.read(4)
+            raw.seek(0)
+            if not any(start.startswith(magic) for magic, _ in _COMPRESSED):
+                yield raw
+                return
     with open(path, "rb", buffering=_BATCH) as handle, _decompressing(handle) as reader:
         yield reader
 
