@@ -58,10 +58,11 @@ def no_broker(source: Path, after_s: float) -> float:
 
 
 def broker_killed(source: Path, workdir: Path, seed: int) -> float:
+    """``workdir``: a new folder (a broker's data folder is its identity)."""
     from testbed.kafka import KafkaBroker
     from tests.integration.test_kafka_collector import Run, scrape
 
-    broker = KafkaBroker(workdir / f"broker-{seed}").start()
+    broker = KafkaBroker(workdir / "broker").start()
     try:
         run = Run(broker.bootstrap, workdir, sessions=3000, seed=seed)
         port = free_port()
@@ -102,7 +103,7 @@ def main() -> int:
                     result.setdefault(name, {}).setdefault(f"no broker, SIGTERM {after} s in",
                                                            []).append(no_broker(source, after))
                 result[name].setdefault("broker killed mid-run", []).append(
-                    broker_killed(source, Path(folder), seed=30 + n))
+                    broker_killed(source, Path(folder) / f"{name}-{n}", seed=30 + n))
             print(f"round {n + 1}: {json.dumps(result, indent=2)}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
