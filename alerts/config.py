@@ -14,7 +14,7 @@ with windows short enough for the end-to-end test (event time runs faster there 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -24,6 +24,11 @@ OVERVIEW_DASHBOARD = "searchpulse-overview/search-quality-overview"
 HEALTH_DASHBOARD = "searchpulse-collector/searchpulse-collector-health"
 EXPERIMENTS_DASHBOARD = "searchpulse-experiments/search-quality-experiments"
 _DURATION = re.compile(r"(\d+)([smhdw])")
+
+
+def percentile(quantile: float) -> str:
+    """A quantile as on-call names it: 0.99 → p99, 0.999 → p99.9."""
+    return f"p{quantile * 100:g}"
 
 
 def seconds(duration: str) -> int:
@@ -150,7 +155,7 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchExperimentGuardrailWorse", "warning", "ticket", "ticket_for"),
     AlertRow("SearchExperimentLatencyGuardrailWorse", "warning", "ticket", "ticket_for"),
     AlertRow("SearchJudgmentSetStale", "warning", "ticket", "ticket_for"),
-    AlertRow("SearchLatencyP99High", "warning", "page", "page_for",
+    AlertRow("SearchLatencyHigh", "warning", "page", "page_for",
              windows_because="a latency guardrail breach is user-visible at once: the ticket "
                              "opens within the hour, not after six"),
     AlertRow("SearchTrafficCessation", "critical", "none", "page_for"),
@@ -198,8 +203,55 @@ class Profile:
         )
 
 
+# What each threshold must be, by field: a share of searches strictly between 0 and 1, a factor
+# that is a drop (below 1) or a rise (above 1), a count, a duration.
+_BOUNDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    **dict.fromkeys(("zero_result_rate_critical", "zero_result_rate_warning",
+                     "known_item_zero_result_rate_critical", "latency_quantile",
+                     "judged_coverage_min", "invalid_record_ratio_warning",
+                     "guardrail_zero_result_margin", "guardrail_slow_search_margin"),
+                    (lambda v: 0 < v < 1, "a share between 0 and 1 (exclusive)")),
+    **dict.fromkeys(("ctr_drop_factor", "judged_ndcg_drop_factor"),
+                    (lambda v: 0 < v < 1, "a drop factor between 0 and 1 (exclusive)")),
+    **dict.fromkeys(("zero_result_baseline_factor", "reformulation_rise_factor",
+                     "abandonment_rise_factor"),
+                    (lambda v: v > 1, "a rise factor above 1")),
+    **dict.fromkeys(("min_judged_searches_long_window", "min_searches_sample_ratio",
+                     "min_searches_long_window", "min_known_item_searches_long_window",
+                     "min_records_for_invalid_ratio", "consumer_lag_growing_from_records"),
+                    (lambda v: v >= 0, "a count >= 0")),
+    **dict.fromkeys(("consumer_lag_records_warning", "event_staleness_s_critical",
+                     "cessation_substantial_per_s"), (lambda v: v > 0, "> 0")),
+    "cessation_window": (lambda v: bool(_DURATION.fullmatch(v)), "a duration like 10m"),
+    "control_variant": (bool, "a variant name"),
+}
+
+
 def check(profile: Profile) -> None:
-    """Rejects a profile whose rows or windows contradict each other; names the culprit."""
+    """Rejects a profile whose rows, windows or thresholds are impossible or contradict each
+    other; names the culprit."""
+    for item in fields(Thresholds):
+        valid, needs = _BOUNDS[item.name]
+        value = getattr(profile.thresholds, item.name)
+        if not valid(value):
+            raise ConfigError(f"alerts.thresholds.{item.name}: must be {needs}, got {value!r}")
+    if profile.thresholds.zero_result_rate_warning > profile.thresholds.zero_result_rate_critical:
+        raise ConfigError("alerts.thresholds.zero_result_rate_warning must not exceed "
+                          "alerts.thresholds.zero_result_rate_critical (the ticket is the "
+                          "slow burn below the page)")
+    for offset in profile.windows.baseline_offsets:
+        if not _DURATION.fullmatch(offset):
+            raise ConfigError(f"alerts.windows.baseline_offsets: {offset!r} is not a duration "
+                              "like 1w")
+    for item in fields(Routing):
+        if not _DURATION.fullmatch(getattr(profile.routing, item.name)):
+            raise ConfigError(f"alerts.routing.{item.name}: not a duration like 5m, got "
+                              f"{getattr(profile.routing, item.name)!r}")
+    for item in ("runbook_base", "grafana_base", "pager_url", "ticket_url"):
+        url = getattr(profile.deployment, item)
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"alerts.deployment.{item}: expected an http(s):// URL, got "
+                              f"{url!r}")
     w = profile.windows
     for key in ("page", "ticket"):
         short, long = w.pair(key)
@@ -243,7 +295,13 @@ def from_config(config: Config) -> Profile:
         values = {item.name: config[f"alerts.{section}.{item.name}"] for item in fields(kind)}
         parts[section] = kind(**{k: tuple(v) if isinstance(v, list) else v
                                  for k, v in values.items()})
-    return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"])
+    try:
+        return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"])
+    except ConfigError as error:  # say where the offending value came from, as the
+        key = re.match(r"[\w.]+", str(error)).group()  # collector's settings do
+        if key not in config.sources:
+            raise
+        raise ConfigError(f"{error} (from {config.sources[key]})") from None
 
 
 def load_profile(path: str | None = None, overrides: Mapping[str, Any] | None = None,

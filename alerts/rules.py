@@ -21,6 +21,7 @@ from alerts.config import (
     AlertRow,
     ConfigError,
     Profile,
+    percentile,
     seconds,
 )
 
@@ -72,6 +73,9 @@ VARIANT_RATES = ("clicked_searches_per_searches_with_results",
                  "reformulated_searches_per_searches",
                  "abandoned_searches_per_searches_with_results",
                  "converted_searches_per_searches_with_results")
+# The guardrails the experiments dashboard shows per variant over the ticket's long window (the
+# window their non-inferiority tickets read).
+GUARDRAIL_RATES = ("zero_result_searches_per_searches", "slow_searches_per_timed_searches")
 LEVELS = {"application": "application", "application_stratum": "application, stratum",
           "application_variant": "application, variant",
           "application_variant_team": "application, variant, team"}
@@ -127,8 +131,10 @@ class Recordings:
         return self._add(ratio_name(level, ratio, window), f"{above} / ({below} > 0)")
 
     def latency_quantile(self, window: str) -> str:
+        """The latency quantile the guardrail alert judges, named after it (p99, p95, p99_9)."""
+        quantile = percentile(self.profile.thresholds.latency_quantile).replace(".", "_")
         return self._add(
-            f"application:searchpulse_search_latency_seconds:p99_rate{window}",
+            f"application:searchpulse_search_latency_seconds:{quantile}_rate{window}",
             f"histogram_quantile({self.profile.thresholds.latency_quantile}, sum by "
             f"(application, le) (rate(searchpulse_search_latency_seconds_bucket"
             f"{{{self.profile.deployment.selector}}}[{window}])))")
@@ -331,11 +337,11 @@ BUILDERS["SearchAbandonmentRateHigh"] = _baseline_drift(
     "Abandonment rate", "abandonment_rate")
 
 
-@builds("SearchLatencyP99High")
+@builds("SearchLatencyHigh")
 def _latency(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     short, long = profile.windows.pair(row.windows)
     guardrail = profile.latency_guardrail_s
-    quantile = f"p{profile.thresholds.latency_quantile * 100:g}"
+    quantile = percentile(profile.thresholds.latency_quantile)
     return Built(
         _guarded(rec, f"{rec.latency_quantile(short)} > {guardrail}\n"
                       f"and {rec.latency_quantile(long)} > {guardrail}",
@@ -615,5 +621,8 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
             raise ConfigError(f"alert {row.name}: no expression builder in alerts/rules.py")
         built = BUILDERS[row.name](profile, row, rec)
         alerts[GROUPS[built.kind]].append(alert_rule(profile, row, built))
+    # the experiments dashboard's guardrail panels, whether or not their alerts are deployed
+    for ratio in GUARDRAIL_RATES:
+        rec.variant_rate(ratio, profile.windows.ticket_long)
     return {"groups": [{"name": "searchpulse-recording", "rules": list(rec.rules.values())},
                        *({"name": name, "rules": rules} for name, rules in alerts.items())]}

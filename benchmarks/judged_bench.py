@@ -14,6 +14,12 @@ offline gate runs.
    documents against 100,000 judged queries × 10 grades, in a child process: wall and CPU
    seconds.
 
+    python -m benchmarks.judged_bench --gate-baseline DIR [--rounds 3]
+
+   instead: the offline gate only, this tree against the code at DIR (e.g. main exported with
+   `git archive`), rounds interleaved, each in a fresh interpreter on the same inputs: wall and
+   CPU seconds, peak RSS, and CPU ratios per round.
+
     python -m benchmarks.judged_bench --by-share [--records 1000000] [--rounds 5]
 
    instead: the live cost by the share of searches that are judged. Sets of the same size
@@ -94,6 +100,36 @@ def gate_inputs(directory: Path) -> tuple[Path, Path, Path, Path]:
 GATE = ("import sys\nfrom collector.cli import main\n"
         "main(['evaluate', '--judgments', sys.argv[1], '--topics', sys.argv[2], '--run', "
         "sys.argv[3], '--run', sys.argv[4], '--json'])")
+# the same, importing the package from the directory named last (a baseline's tree)
+GATE_FROM = "import sys\nsys.path.insert(0, sys.argv.pop())\n" + GATE
+
+
+def gate_against(baseline: Path, rounds: int) -> dict[str, object]:
+    """The gate on this tree and on ``baseline``'s, rounds interleaved (the order alternates,
+    so neither always runs second on a warm page cache)."""
+    inputs = [str(p) for p in gate_inputs(CACHE)]
+    runs: dict[str, list[tuple[float, int, float]]] = {"baseline": [], "this": []}
+    for number in range(rounds):
+        order = ("baseline", "this") if number % 2 == 0 else ("this", "baseline")
+        for which in order:
+            extra = (str(baseline.resolve()),) if which == "baseline" else ()
+            runs[which].append(child(GATE_FROM if extra else GATE, *inputs, *extra))
+        wall_b, _, cpu_b = runs["baseline"][-1]
+        wall_t, _, cpu_t = runs["this"][-1]
+        print(f"round {number + 1}: baseline {wall_b:.1f} s wall / {cpu_b:.1f} s CPU, "
+              f"this {wall_t:.1f} s / {cpu_t:.1f} s CPU (CPU ratio {cpu_t / cpu_b:.3f})")
+    ratios = [t[2] / b[2] for t, b in zip(runs["this"], runs["baseline"], strict=True)]
+    result = {which: {"wall_s": [r[0] for r in values], "cpu_s": [r[2] for r in values],
+                      "peak_rss_mib": [r[1] / 2**20 for r in values]}
+              for which, values in runs.items()}
+    result["cpu_ratio_per_round"] = ratios
+    result["cpu_ratio_median"] = statistics.median(ratios)
+    for which, values in runs.items():
+        print(f"{which}: median {statistics.median(r[0] for r in values):.1f} s wall, "
+              f"{statistics.median(r[2] for r in values):.1f} s CPU, "
+              f"{max(r[1] for r in values) / 2**20:.0f} MiB peak")
+    print(f"CPU ratio (this / baseline) median {result['cpu_ratio_median']:.3f}")
+    return result
 
 
 def judgment_file(share: str = "all") -> Path:
@@ -137,8 +173,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--by-share", action="store_true",
                         help="the live cost by the share of searches judged, instead")
+    parser.add_argument("--gate-baseline", metavar="DIR", type=Path,
+                        help="the offline gate only, against the code in DIR, instead")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
+    if args.gate_baseline:
+        result = {"machine": platform.platform(), "python": platform.python_version(),
+                  "evaluate_queries": GATE_QUERIES, **gate_against(args.gate_baseline,
+                                                                   args.rounds)}
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        return
     log = simulated_log(args.records)
     if args.by_share:
         result = {"machine": platform.platform(), "python": platform.python_version(),

@@ -15,8 +15,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from collector import __version__
-from collector.config import ConfigError, describe, load_config
+from collector import __version__, redaction
+from collector import arguments as kind
+from collector.config import ConfigError, Setting, describe, load_config
 from collector.query_store import StoreError
 from collector.strata import StrataError
 
@@ -25,14 +26,25 @@ EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_REGRESSION, EXIT_INTERRUPTED = 0, 2, 3, 4,
 log = logging.getLogger("searchpulse")
 
 
-def _settings(args: argparse.Namespace, **flags: Any) -> Any:
+def _settings(args: argparse.Namespace, extra: tuple[Setting, ...] = (), strict: bool = False,
+              **flags: Any) -> Any:
+    """The settings of a subcommand: defaults < --config < SEARCHPULSE_* < flags and --set;
+    ``extra``: settings of other programs' sections the subcommand also reads (alerts.*).
+    A SEARCHPULSE_* variable that names no setting is a warning (one environment may serve
+    collectors of two versions during a rollout), an error when ``strict`` (config check)."""
     overrides = dict(flags)
     for item in args.set or ():
         key, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
         overrides[key.strip()] = value
-    return load_config(args.config or os.environ.get("SEARCHPULSE_CONFIG"), overrides)
+    config = load_config(args.config or os.environ.get("SEARCHPULSE_CONFIG"), overrides,
+                         extra=extra)
+    if strict and config.unknown_environment:
+        raise ConfigError("; ".join(config.unknown_environment))
+    for message in config.unknown_environment:
+        log.warning("%s (ignored)", message)
+    return config
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -42,8 +54,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                 "judgments.file": args.judgments,
                                 "clicks.examination_file": args.examination})
     for path in args.files:
-        if path != "-" and not os.path.isfile(path):
-            log.error("input %s: no such file", path)
+        problem = kind.unreadable(path)
+        if problem:
+            log.error("input %s: %s", path, problem)
             return EXIT_INPUT
     progress = args.progress if args.progress is not None else sys.stderr.isatty()
     started = time.perf_counter()
@@ -249,12 +262,14 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from feedback.judgments import JudgmentsError
-    from feedback.judgments_job import dump, run_agreement, text_table
+    from feedback.judgments_job import AgreementOutputs, dump, run_agreement, text_table
 
     config = _settings(args)
+    outputs = AgreementOutputs(Path(args.html) if args.html else None,
+                               Path(args.disputed) if args.disputed else None, args.top)
     try:
         result = run_agreement(config, _judgments_request(args), args.strata,
-                               args.automatic or [], Path(args.html) if args.html else None)
+                               args.automatic or [], outputs)
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
@@ -265,59 +280,80 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.evaluate import as_json, evaluate, read_rankings
-    from feedback.evaluate_report import page
+    from feedback import evaluate_text
+    from feedback.evaluate import as_json
+    from feedback.evaluate_job import (
+        EvaluateOutputs,
+        EvaluateRequest,
+        labels,
+        run_evaluate,
+        write,
+    )
     from feedback.judgments import JudgmentsError
-    from feedback.judgments_job import query_strata, read, sources_of
 
-    config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin})
-    if len(args.run) > 2:
-        raise ConfigError("--run: one ranking to score, or two to compare")
+    config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
+                                "evaluate.measures": args.measure, "evaluate.gate": args.gate})
+    request = EvaluateRequest(_judgments_request(args, args.judgments), args.run, args.strata,
+                              args.top, gate_files=bool(args.junit or args.summary))
     try:
-        request = _judgments_request(args, args.judgments)
-        sources = sources_of(request)
-        final = read(config, request, sources).judgment_set().final()
-        runs = [read_rankings(path, sources.topics, sources.topic_applications)
-                for path in args.run]
+        result = run_evaluate(config, request)
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
-    strata = query_strata(config, _queries_of(final, runs), args.strata)
-    result = evaluate(runs, final, strata, config["evaluate.depth"],
-                      config["judgments.max_grade"], config["evaluate.margin"],
-                      config["evaluate.significance"])
-    names = [Path(path).name for path in args.run]
-    if args.html:
-        Path(args.html).write_text(page(result, names), encoding="utf-8")
-    if args.json:
-        print(json.dumps(as_json(result), indent=2, ensure_ascii=False))
+    names = labels(args.run)
+    write(result, names, EvaluateOutputs(*(Path(p) if p else None for p in (
+        args.html, args.junit, args.summary))), args.top)
+    if args.json:  # a comparison lists every changed ranking: one line, not indented
+        print(json.dumps(as_json(result), indent=None if "comparison" in result else 2,
+                         ensure_ascii=False))
     else:
         for name, run in zip(names, result["runs"], strict=True):
-            print(f"{name}: {run['judged_rankings']} judged of {run['rankings']} rankings")
-            print(run["summary"].to_string(index=False, float_format="%.4f"))
+            print(f"{name}: {run['judged_rankings']:,} judged of {run['rankings']:,} rankings")
+            print(evaluate_text.summary_text(run["summary"], result["measures"]))
         if "comparison" in result:
-            print(f"{names[1]} − {names[0]}:")
-            print(result["comparison"].to_string(index=False, float_format="%.4f"))
+            print()
+            print(evaluate_text.comparison_text(result["comparison"], names,
+                                                config["evaluate.depth"], args.top))
     if result.get("regression"):
-        log.error("gate: NDCG@%d regresses by more than %s with p < %s (see the comparison)",
-                  config["evaluate.depth"], config["evaluate.margin"],
-                  config["evaluate.significance"])
+        failed = result["comparison"].verdicts
+        failed = failed[failed["regression"]]
+        log.error("gate failed: %s", "; ".join(
+            f"{v.measure} {v.slice} Δ {v.delta:+.4f}" for v in failed.itertuples()))
         return EXIT_REGRESSION
     return EXIT_OK
 
 
-def _queries_of(final: Any, runs: Sequence[Any]) -> Any:
-    """Every query of the judgments and the runs (for their strata)."""
-    import pandas as pd
+# generate's flags that are shorthands for one alerts.deployment setting each
+DEPLOYMENT_FLAGS = ("runbook_base", "grafana_base", "pager_url", "ticket_url", "selector")
 
-    queries = set(final["query"])
-    for run in runs:
-        queries.update(key[1] for key in run.ranked)
-    return pd.Index(sorted(queries))
+
+def _profile(args: argparse.Namespace, strict: bool = False, **flags: Any) -> tuple[Any, Any]:
+    """The settings with every alerts.* setting, and the deployment profile they describe
+    (validated: a contradicting window pair or an impossible threshold is a ConfigError)."""
+    from alerts.config import SETTINGS as ALERT_SETTINGS
+    from alerts.config import from_config
+
+    config = _settings(args, extra=ALERT_SETTINGS, strict=strict, **flags)
+    return config, from_config(config)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from alerts import build as rules
+    from dashboards import build as dashboards
+
+    _, profile = _profile(args, **{f"alerts.deployment.{flag}": getattr(args, flag)
+                                   for flag in DEPLOYMENT_FLAGS})
+    out = Path(args.out)
+    boards = Path(args.dashboards_out) if args.dashboards_out else out / "dashboards"
+    for path in (*rules.build(out, profile), *dashboards.build(boards, profile)):
+        print(path)
+    return EXIT_OK
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
-    config = _settings(args)
+    config, _ = _profile(args, strict=True)
     width = max(len(key) for key in config)
     for key in config:
         print(f"{key:<{width}}  {json.dumps(config.printable(key)):<24} ({config.sources[key]})")
@@ -396,28 +432,34 @@ def _live_judgments(parser: argparse.ArgumentParser) -> None:
 def _simulation(parser: argparse.ArgumentParser, sessions: int,
                 default_interleaving: float | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    parser.add_argument("--sessions", type=int, default=sessions,
+    parser.add_argument("--sessions", type=kind.positive_int, default=sessions,
                         help=f"user sessions to simulate (default {sessions:,})")
-    parser.add_argument("--sessions-per-second", type=float, default=5.0,
+    parser.add_argument("--sessions-per-second", type=kind.positive, default=5.0,
                         help="session arrival rate in event time (default 5)")
-    parser.add_argument("--invalid-rate", type=float, default=0.0,
+    parser.add_argument("--invalid-rate", type=kind.share, default=0.0,
                         help="share of sessions followed by one malformed record")
     parser.add_argument("--incident", action="append", metavar="KIND[@APP]:xF:START+DUR",
                         help="inject an incident, e.g. zero_results:x5:30m+10m "
                              "(kinds: zero_results, known_item_zero_results, clicks, latency)")
-    parser.add_argument("--interleaving", type=float, metavar="PREFERENCE",
+    parser.add_argument("--interleaving", type=kind.preference, metavar="PREFERENCE",
                         default=default_interleaving,
                         help="interleave a third of the experiment's sessions (team-draft); "
                              "each click goes to ranker-b with probability 0.5 + PREFERENCE "
                              f"(default {default_interleaving or 'off'})")
     parser.add_argument("--start", metavar="now|-DURATION",
-                        help="event time of the first session: now, or e.g. -2h (default: a "
-                             "fixed date, so output is reproducible)")
+                        help="event time of the first session: now, or e.g. --start=-2h "
+                             "(default: a fixed date, so output is reproducible)")
+
+
+def _alert_settings() -> tuple[Setting, ...]:
+    from alerts.config import SETTINGS
+
+    return SETTINGS
 
 
 def build_parser() -> argparse.ArgumentParser:
     settings_help = "\n".join(f"  {s.key:<34} {s.env}" for s in describe())
-    parser = argparse.ArgumentParser(
+    parser = kind.Parser(
         prog="searchpulse",
         description="Search-quality monitoring from OpenSearch UBI events.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -426,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"searchpulse {__version__}")
     parser.add_argument("--log-level", default=os.environ.get("SEARCHPULSE_LOG_LEVEL", "INFO"),
+                        type=kind.log_level,
                         help="DEBUG, INFO, WARNING or ERROR (env SEARCHPULSE_LOG_LEVEL)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -439,9 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "not counted again (docs/delivery.md).")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    p.add_argument("--metrics-out", metavar="FILE",
+    p.add_argument("--metrics-out", metavar="FILE", type=kind.output_file,
                    help="write the final /metrics exposition to FILE")
-    p.add_argument("--dlq", metavar="FILE",
+    p.add_argument("--dlq", metavar="FILE", type=kind.output_file,
                    help="append rejected, orphan and late records with reasons (JSON lines)")
     p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
     _store(p)
@@ -455,17 +498,19 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write simulated UBI records as JSON lines and print the "
                                    "ground-truth totals (the shape of `replay --json`).")
     _simulation(p, 10_000)
-    p.add_argument("--out", default="-", metavar="FILE", help="output file (default stdout)")
-    p.add_argument("--truth", metavar="FILE", help="write the ground truth here instead")
-    p.add_argument("--strata-out", metavar="CSV",
+    p.add_argument("--out", default="-", metavar="FILE", type=kind.output_file,
+                   help="output file (default stdout)")
+    p.add_argument("--truth", metavar="FILE", type=kind.output_file,
+                   help="write the ground truth here instead")
+    p.add_argument("--strata-out", metavar="CSV", type=kind.output_file,
                    help="write the simulated vocabulary's query,stratum file")
-    p.add_argument("--judgments-out", metavar="CSV",
+    p.add_argument("--judgments-out", metavar="CSV", type=kind.output_file,
                    help="write a judgment set of the simulated vocabulary (judgments.csv: "
                         "80 %% of the queries, 20 documents each)")
     p.add_argument("--kafka", metavar="BOOTSTRAP",
                    help="produce to Kafka instead, keyed by client_id")
     p.add_argument("--topic", help="topic to produce to (default ubi)")
-    p.add_argument("--pace", type=float, metavar="SPEED",
+    p.add_argument("--pace", type=kind.positive, metavar="SPEED",
                    help="produce in real time from now, event time SPEED × the clock")
     p.add_argument("--security-config", action="store_true",
                    help="take the kafka.security_* / sasl / ssl settings from the config")
@@ -481,7 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-id", help="kafka.group_id")
     p.add_argument("--instance-id", help="kafka.instance_id (default: host name)")
     p.add_argument("--metrics-port", type=int, help="http.port (default 9464)")
-    p.add_argument("--idle-timeout", type=float, help="kafka.idle_timeout_s (default 60)")
+    p.add_argument("--idle-timeout", type=kind.positive,
+                   help="kafka.idle_timeout_s (default 60)")
     _serving(p)
     _store(p)
     _live_judgments(p)
@@ -492,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="The embedded default: no Kafka, no Prometheus. Simulates "
                                    "traffic, serves /metrics and shows the headline rates.")
     _simulation(p, 10**9, default_interleaving=0.1)
-    p.add_argument("--speed", type=float, default=20.0,
+    p.add_argument("--speed", type=kind.positive, default=20.0,
                    help="event time runs this many times faster than the clock (default 20)")
     p.add_argument("--duration", metavar="DURATION",
                    help="stop after this much wall time, e.g. 2m (default: until Ctrl-C)")
@@ -518,8 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
                "srw/APP.query-set.json (docs/judgments.md).\n"
                "Quotas, thresholds and depths: the feedback.* settings "
                "(searchpulse --help).\nExit codes: 0 ok, 2 configuration error, 3 store, "
-               "judgments or runs unusable, or no data in the period.")
-    p.add_argument("--since", default="90d",
+               "judgments or runs unusable, no data\nin the period, or a store an "
+               "interrupted replay left (without --allow-incomplete).")
+    p.add_argument("--since", default="90d", type=kind.period,
                    help="period: days back from the newest day in the store (90d) or a date "
                         "(2026-09-01); default 90d")
     p.add_argument("--judgments", action="append", metavar="FILE",
@@ -534,7 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="examination curves of `searchpulse clicks`: pool documents ranked by "
                         "debiased relevance, position-biased ones flagged in pool.csv "
                         "(default clicks.examination_file)")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    p.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
+                   help="directory for the files")
     p.add_argument("--seed", type=int, default=1,
                    help="seed of the calibration sample (same seed, same output)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -558,11 +606,13 @@ def build_parser() -> argparse.ArgumentParser:
                "feedback --examination), implicit-judgments.csv (PBM relevance beside SRW's\n"
                "COEC), srw/APP.implicit-judgments.json (SRW's judgment import).\n"
                "Settings: clicks.* (searchpulse --help).\n"
-               "Exit codes: 0 ok, 2 configuration error, 3 store unusable or no positions.")
-    p.add_argument("--since", default="30d",
+               "Exit codes: 0 ok, 2 configuration error, 3 store unusable or no positions\n"
+               "(also: a store an interrupted replay left, without --allow-incomplete).")
+    p.add_argument("--since", default="30d", type=kind.period,
                    help="period: days back from the newest day in the store or a date; "
                         "default 30d")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    p.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
+                   help="directory for the files")
     p.add_argument("--warm-start", metavar="FILE",
                    help="start EM from this examination.json (default: the one in --out)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -591,7 +641,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "srw/APP.judgments.json.",
         epilog="Exit codes: 0 ok, 2 configuration error, 3 a file unreadable or malformed.")
     _judgment_files(j)
-    j.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    j.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
+                   help="directory for the files")
     j.add_argument("--json", action="store_true", help="print the summary as JSON")
     _common(j)
     j.set_defaults(func=cmd_judgments_import)
@@ -610,8 +661,15 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--automatic", action="append", metavar="RATER",
                    help="a rater that is an automatic judge (judgments.automatic_raters); "
                         "repeatable")
-    j.add_argument("--html", metavar="FILE", help="also write the tables and confusion "
-                                                  "matrices as an HTML page")
+    j.add_argument("--html", metavar="FILE", type=kind.output_file,
+                   help="also write an HTML page: pairwise alpha as a heat map in Krippendorff's "
+                        "reading bands, confusion matrices, the automatic judge's bias, the "
+                        "most disputed pairs, every statistic")
+    j.add_argument("--disputed", metavar="CSV", type=kind.output_file,
+                   help="write every query-document pair the human raters graded differently, "
+                        "most disputed first, a column per rater (for the rubric meeting)")
+    j.add_argument("--top", type=kind.positive_int, default=20, metavar="N",
+                   help="disputed pairs shown on the page (default 20; the CSV has all)")
     j.add_argument("--json", action="store_true", help="print the result as JSON")
     _common(j)
     j.set_defaults(func=cmd_judgments_agreement)
@@ -620,18 +678,22 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="score rankings against the judgment set; gate on a regression",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Score one ranking (a TREC run, or a UBI log: the rankings production "
-                    "showed, one per search)\nagainst the judgment set: NDCG@k (gain 2^g-1, "
-                    "ideal from all judged documents), ERR@k,\nAP, P@k, R@k, reciprocal "
-                    "rank, judged@k; overall, per stratum and per application.\nWith two "
-                    "rankings (--run A --run B): paired differences, wins/losses/ties, a\n"
-                    "randomization test, and the gate: exit 4 when NDCG@k of all or of a "
-                    "stratum drops by\nmore than evaluate.margin with p < "
-                    "evaluate.significance.",
+                    "showed, one per search)\nagainst the judgment set: by default NDCG@k "
+                    "(gain 2^g-1, ideal from all judged documents), ERR@k,\nAP, P@k, R@k, "
+                    "reciprocal rank, judged@k, or the --measure list; overall, per stratum\n"
+                    "and per application. TREC qrels and runs need no --topics (topic ids "
+                    "match).\nWith two rankings (--run A --run B): paired differences with "
+                    "95 % intervals, wins/losses/ties,\na randomization test, the queries "
+                    "that got worse and better, and the gate: exit 4 when a\nrule's measure "
+                    "drops by more than its margin with p below its significance\n(default: "
+                    "the first measure, all and every stratum, evaluate.margin and "
+                    "evaluate.significance).",
         epilog="Exit codes: 0 ok (no regression), 2 configuration error, 3 a file unreadable "
                "or malformed,\n4 the gate failed. Definitions: docs/evaluate.md.")
     p.add_argument("--judgments", action="append", required=True, metavar="FILE",
                    help="the judgment set (judgments.csv, a Quepid book export or CSV, SRW "
-                        "judgments, TREC qrels with --topics); repeatable")
+                        "judgments, TREC qrels: their topic ids match a TREC run's, --topics "
+                        "maps them to query text); repeatable")
     p.add_argument("--run", action="append", required=True, metavar="FILE",
                    help="a TREC run, a UBI log, or a per-query store (sqlite:///PATH, "
                         "postgresql://…: per query the ranking it showed most); give two to "
@@ -641,17 +703,69 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--application", help="application of judgment rows whose file names none")
     p.add_argument("--strata", metavar="FILE",
                    help="query,stratum CSV (the feedback job's strata.csv; default strata.file)")
-    p.add_argument("--k", type=int, metavar="K", help="rank cut (evaluate.depth, default 10)")
+    p.add_argument("--k", type=int, metavar="K",
+                   help="cut-off of the default measures, and the depth at which documents "
+                        "entering or leaving a ranking are listed (evaluate.depth, default 10)")
+    p.add_argument("--measure", action="append", metavar="MEASURE",
+                   help="a measure as ir_measures names it (nDCG@10, R@100, P(rel=2)@5, "
+                        "ERR@10, AP, RR); repeatable; replaces the default set "
+                        "(evaluate.measures)")
+    p.add_argument("--gate", action="append", metavar="RULE",
+                   help="'MEASURE [margin=X] [significance=P] [slices=all|stratum|...]'; "
+                        "repeatable; replaces evaluate.gate (default: the first measure, all "
+                        "and every stratum)")
     p.add_argument("--margin", type=float,
-                   help="largest tolerated NDCG@k drop (evaluate.margin, default 0.01)")
+                   help="largest tolerated drop of a rule without margin= (evaluate.margin, "
+                        "default 0.01)")
+    p.add_argument("--top", type=int, default=10, metavar="N",
+                   help="queries listed as worse and as better per gated slice (default 10; "
+                        "--json lists every changed ranking)")
     p.add_argument("--html", metavar="FILE", help="also write an HTML page")
+    p.add_argument("--junit", metavar="FILE",
+                   help="JUnit XML for CI: a test case per gated measure and slice")
+    p.add_argument("--summary", metavar="FILE",
+                   help="append the verdict as Markdown (e.g. \"$GITHUB_STEP_SUMMARY\")")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     _common(p)
     p.set_defaults(func=cmd_evaluate, files=[])
 
+    p = sub.add_parser(
+        "generate", help="write the alert rules, Alertmanager config and dashboards of a "
+                         "deployment",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Generate, from one deployment profile (the config file's [metrics] and\n"
+                    "[alerts.*] tables, SEARCHPULSE_ALERTS_*, --set), the Prometheus rules,\n"
+                    "the Alertmanager configuration and the Grafana dashboards: every\n"
+                    "recording rule a panel reads is generated, every threshold a panel\n"
+                    "draws is the one its alert fires at.",
+        epilog="Writes to --out: searchpulse-rules.yml (Prometheus rule_files),\n"
+               "alertmanager.yml, dashboards/overview.json, dashboards/experiments.json,\n"
+               "dashboards/collector-health.json (Grafana file provisioning).\n"
+               "Settings (config file key, environment variable):\n"
+               + "\n".join(f"  {s.key:<50} {s.env}" for s in _alert_settings())
+               + "\nExit codes: 0 ok, 2 a setting is invalid (the message names it).")
+    p.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
+                   help="directory for the files")
+    p.add_argument("--dashboards-out", metavar="DIR", type=kind.output_directory,
+                   help="directory for the dashboards (default OUT/dashboards)")
+    p.add_argument("--runbook-base", help="runbook page; each alert links to #its-name "
+                                          "(alerts.deployment.runbook_base)")
+    p.add_argument("--grafana-base", help="Grafana's URL; alerts link to their panel "
+                                          "(alerts.deployment.grafana_base)")
+    p.add_argument("--pager-url", help="webhook that receives critical alerts "
+                                       "(alerts.deployment.pager_url)")
+    p.add_argument("--ticket-url", help="webhook that receives warning alerts "
+                                        "(alerts.deployment.ticket_url)")
+    p.add_argument("--selector", help='the collector\'s series, e.g. job="searchpulse" '
+                                      "(alerts.deployment.selector)")
+    _common(p)
+    p.set_defaults(func=cmd_generate)
+
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    c = config_sub.add_parser("check", help="validate settings and print the effective values")
+    c = config_sub.add_parser(
+        "check", help="validate every setting (the collector's and alerts.*) and print the "
+                      "effective values")
     _common(c)
     c.set_defaults(func=cmd_config_check)
     return parser
@@ -660,16 +774,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+    redaction.install()  # every log line, ours or a library's, without passwords
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.root.level))
     try:
         return args.func(args)
     except (ConfigError, StrataError, StoreError) as exc:
-        log.error("%s", exc)
+        # one line, no timestamp: the message names the setting or argument and what it needs
+        command = (args.command, getattr(args, "judgments_command", None),
+                   getattr(args, "config_command", None))
+        print(f"{parser.prog} {' '.join(filter(None, command))}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except OSError as exc:
-        log.error("%s", exc)
+    except OSError as exc:  # a file the command reads or writes, named with the reason
+        where = f"{exc.filename}: " if exc.filename else ""
+        log.error("%s%s", where, exc.strerror or exc)
         return EXIT_INPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -7,6 +7,7 @@ offending key and where its value came from, so a bad deploy fails at start with
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -18,7 +19,12 @@ from collector.events import TEAM_ATTRIBUTE
 from collector.redaction import redact
 
 ENV_PREFIX = "SEARCHPULSE_"
-# Config-file sections read by other programs (`python -m alerts.build`): one file may hold both.
+# SEARCHPULSE_* variables that are not settings: the config file, the log level (both read by
+# the command line), the test suite's own (SEARCHPULSE_TEST_*).
+OTHER_VARIABLES = ("SEARCHPULSE_CONFIG", "SEARCHPULSE_LOG_LEVEL")
+OTHER_PREFIXES = ("SEARCHPULSE_TEST_",)
+# Config-file sections only `searchpulse generate` and `config check` read (alerts/config.py adds
+# their settings): the collector's other subcommands skip them, so one file holds both.
 FOREIGN_SECTIONS = ("alerts.",)
 
 
@@ -76,13 +82,6 @@ def _linear_patterns(value: list[str]) -> str | None:
     return None
 
 
-def _phone_regions(value: list[str]) -> str | None:
-    import phonenumbers
-
-    unknown = [r for r in value if r not in phonenumbers.SUPPORTED_REGIONS]
-    return f"unknown region codes {unknown} (ISO 3166 alpha-2, e.g. US, GB)" if unknown else None
-
-
 def _client_marks(value: int) -> str | None:
     from collector.query_stats import CLIENT_MARKS
 
@@ -95,6 +94,24 @@ def _store_url(value: str) -> str | None:
     if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
         return None
     return "must be sqlite:///PATH or postgresql://…"
+
+
+def _measures(value: list[str]) -> str | None:
+    if not value:
+        return None
+    from feedback.measures import MeasureError, parse  # ir_measures parses them
+
+    try:
+        parse(value, "measure")
+    except MeasureError as error:
+        return str(error)
+    return None
+
+
+def _gate_rules(value: list[str]) -> str | None:
+    from feedback.gate import problem
+
+    return problem(value) if value else None
 
 
 def _base(value: int) -> str | None:
@@ -159,11 +176,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("privacy.patterns", list, [],
             "Extra regexes (RE2 syntax, linear time) of personal data: a query matching one is "
             "never shown or exported.", _linear_patterns),
-    Setting("privacy.phone_regions", list, ["US", "GB", "FR", "DE"],
-            "Countries whose national phone-number formats are detected (international "
-            "+/00 numbers are found in any).", _phone_regions),
     Setting("privacy.max_query_chars", int, 200,
             "Longer query text is never scanned, shown or exported.", _positive),
+    Setting("privacy.scan_budget_ms", float, 30.0,
+            "Detector time per /metrics release for top zero-result queries not read before "
+            "(most frequent first); the rest is withheld as not_scanned_yet until a later "
+            "release reads it, so new text never stalls a scrape or a checkpoint.",
+            _non_negative),
     Setting("store.url", str, "",
             "Per-query aggregates for the feedback job: sqlite:///PATH or postgresql://…; "
             "empty: not kept.", _store_url, secret=True),
@@ -229,13 +248,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("judgments.automatic_raters", list, [],
             "Raters that are automatic judges (an LLM's grades): reported as calibration "
             "against the humans, not as human raters.", None),
-    Setting("evaluate.depth", int, 10, "k of the rank-cut measures of `evaluate` (NDCG@k, "
-            "ERR@k, P@k, R@k, judged@k).", _positive),
+    Setting("evaluate.depth", int, 10, "k of `evaluate`'s default measures (NDCG@k, ERR@k, "
+            "P@k, R@k, judged@k) and the depth at which it lists documents entering or leaving "
+            "a ranking.", _positive),
+    Setting("evaluate.measures", list, [],
+            "`evaluate`'s measures as ir_measures names them (nDCG@10, R@100, P(rel=2)@5, "
+            "ERR@10); empty: the default set at evaluate.depth.", _measures),
+    Setting("evaluate.gate", list, [],
+            "Gate rules 'MEASURE [margin=X] [significance=P] [slices=all|stratum|"
+            "application|stratum=NAME…]'; empty: the first measure over all and each stratum "
+            "with evaluate.margin and evaluate.significance (docs/evaluate.md).", _gate_rules),
     Setting("evaluate.margin", float, 0.01,
-            "The gate fails when NDCG@k (all, or a stratum) drops by more than this...",
-            _non_negative),
+            "A gate rule without margin= fails when its measure (all, or a stratum) drops by "
+            "more than this...", _non_negative),
     Setting("evaluate.significance", float, 0.05,
-            "... with a paired randomization test's p below this.", _share),
+            "... with a paired randomization test's p below this (or its significance=).",
+            _share),
     Setting("clicks.depth", int, 10,
             "Positions of the examination curve the click model fits (1..depth of the first "
             "result page); at most store.shown_depth.", _positive),
@@ -296,16 +324,23 @@ _BY_KEY = {s.key: s for s in SETTINGS}
 class Config(Mapping[str, Any]):
     """Validated, read-only settings; ``config["windows.abandonment_s"]`` or ``config.sources``."""
 
-    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], sources: dict[str, str],
+                 settings: Mapping[str, Setting] | None = None,
+                 unknown_environment: tuple[str, ...] = ()) -> None:
         self._values = values
         self.sources = sources
+        self._settings = _BY_KEY if settings is None else settings
+        # SEARCHPULSE_* variables that name no setting, each with its close match: a misspelt
+        # override would otherwise be ignored without a word
+        self.unknown_environment = unknown_environment
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
 
     def printable(self, key: str) -> Any:
         """The value, or ``***`` for a secret that is set."""
-        return "***" if _BY_KEY[key].secret and self._values[key] else self._values[key]
+        secret = self._settings[key].secret
+        return "***" if secret and self._values[key] else self._values[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
@@ -395,7 +430,27 @@ def load_config(
             shown = redact(str(values[key])) if setting.secret else values[key]
             raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {shown!r}")
     _check_consistency(values, sources)
-    return Config(values, sources)
+    return Config(values, sources, table, unknown_variables(environ, table))
+
+
+def unknown_variables(environ: Mapping[str, str], table: Mapping[str, Setting]
+                      ) -> tuple[str, ...]:
+    """A message per SEARCHPULSE_* variable of ``environ`` that no setting of ``table`` reads,
+    naming the closest one. Variables of a section other programs read (alerts.*) are theirs
+    when ``table`` does not hold that section."""
+    known = {s.env for s in table.values()} | set(OTHER_VARIABLES)
+    others = OTHER_PREFIXES + tuple(
+        ENV_PREFIX + section.upper().replace(".", "_") for section in FOREIGN_SECTIONS
+        if not any(key.startswith(section) for key in table))
+    messages = []
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name in known or name.startswith(others):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        hint = (f"did you mean {close[0]}?" if close else
+                "settings are SEARCHPULSE_SECTION_NAME (searchpulse --help lists them)")
+        messages.append(f"{name}: no such setting; {hint}")
+    return tuple(messages)
 
 
 def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:

@@ -51,6 +51,8 @@ def parse(text: str, max_weight: float, max_applications: int, max_depth: int) -
     weights: dict[str, tuple[float, ...]] = {}
     for application, fitted in kept:
         curve = fitted.get("examination") if isinstance(fitted, dict) else None
+        if curve is None and isinstance(fitted, dict) and fitted.get("identified") is False:
+            continue  # `searchpulse clicks` publishes no curve it could not identify
         if not isinstance(curve, list) or not curve:
             raise ValueError(f"application {application!r}: no examination curve")
         theta = [_probability(application, k, value) for k, value in

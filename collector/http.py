@@ -16,6 +16,9 @@ and basic auth come from a web configuration file in the exporter-toolkit format
     basic_auth_users:
       prometheus: $2y$10$…   # bcrypt hash (htpasswd -nBC 10 "" | tr -d ':')
 
+Basic auth (``collector/basic_auth.py``) remembers verdicts and runs bcrypt on a pool of its
+own behind a bounded queue: wrong passwords cannot starve scrapes.
+
 Readiness is a callable so each source decides what "ready" means (a replay is ready at once,
 a Kafka consumer once assigned and caught up).
 """
@@ -23,11 +26,9 @@ a Kafka consumer once assigned and caught up).
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
-import hashlib
 import logging
+import re
 import socket
 import threading
 from collections.abc import Awaitable, Callable
@@ -36,21 +37,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import bcrypt
 import yaml
 from hypercorn.asyncio import serve
 from hypercorn.config import Config as ServerConfig
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from collector.basic_auth import BasicAuth, Verdict
 from collector.config import Config, ConfigError
 
 log = logging.getLogger(__name__)
 
-WORKERS = 4  # threads rendering exposition text (or checking passwords) at once
+WORKERS = 4  # threads rendering exposition text at once
 IDLE_TIMEOUT_S = 10.0  # an idle connection (or a client that stalls mid-request) is closed
 BACKLOG = 128
-_AUTH_CACHE = 64  # successful (user, password digest) pairs remembered: a
-# bcrypt check at its default cost takes ~230 ms (timeit), far too long for every scrape
+BUSY_DELAY_S = 1.0  # before a 429 (basic auth's bcrypt queue full): its Retry-After
+# $2a$ / $2b$ / $2y$, a cost of 4-31, 53 characters of salt and hash (what bcrypt.Cost accepts)
+_BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}")
 
 
 class WebConfigError(ConfigError):
@@ -80,7 +82,7 @@ class WebConfig:
             raise WebConfigError(f"web config {path}: tls_server_config needs cert_file and "
                                  "key_file")
         for user, hashed in users.items():
-            if not str(hashed).startswith(("$2a$", "$2b$", "$2y$")):
+            if not _BCRYPT_HASH.fullmatch(str(hashed)):
                 raise WebConfigError(f"web config {path}: basic_auth_users.{user} must be a "
                                      "bcrypt hash")
         base = Path(path).parent
@@ -112,13 +114,22 @@ class MetricsServer:
                  idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         web_config = web_config or WebConfig()
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="metrics-http")
-        self._app = _App(render, ready, web_config.users, self._pool)
+        self._auth = BasicAuth(web_config.users) if web_config.users else None
+        self._app = _App(render, ready, self._auth, self._pool)
         # Bound here: a taken port fails now, not in the server's thread; port 0 is resolved.
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, port))
-        self._socket.listen(BACKLOG)
+        try:
+            self._socket.bind((host, port))
+            self._socket.listen(BACKLOG)
+        except OSError as error:  # taken, privileged, or a host that is not this machine's
+            self._socket.close()
+            self._pool.shutdown()
+            raise ConfigError(
+                f"http.port {port} on {host}: cannot listen ({error.strerror}): choose a free "
+                "port (--metrics-port, --port, --web.listen-address or http.port; 0 picks "
+                "one) or an address of this machine (http.host)") from None
         self.port: int = self._socket.getsockname()[1]
         self._config = ServerConfig()
         self._config.bind = [f"fd://{self._socket.fileno()}"]
@@ -156,6 +167,8 @@ class MetricsServer:
             self._loop.call_soon_threadsafe(self._stop.set)
             self._thread.join(timeout=5)
         self._pool.shutdown(wait=False)
+        if self._auth is not None:
+            self._auth.close()
         with contextlib.suppress(OSError):  # hypercorn closes the descriptor it was given
             self._socket.close()
 
@@ -166,16 +179,15 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 class _App:
     """The ASGI application: three paths, basic auth when users are configured. Anything that
-    takes CPU (rendering, bcrypt) runs on the worker pool, never on the event loop."""
+    takes CPU runs off the event loop: rendering on the worker pool, bcrypt on the basic
+    auth's own."""
 
     def __init__(self, render: Callable[[], bytes], ready: Callable[[], tuple[bool, str]],
-                 users: dict[str, bytes], pool: ThreadPoolExecutor) -> None:
+                 auth: BasicAuth | None, pool: ThreadPoolExecutor) -> None:
         self.render = render
         self.ready = ready
-        self.users = users
+        self.auth = auth
         self.pool = pool
-        self._verified: dict[tuple[str, bytes], bool] = {}
-        self._lock = threading.Lock()
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -186,9 +198,15 @@ class _App:
         if scope["type"] != "http":
             return
         loop = asyncio.get_running_loop()
-        if self.users:
+        if self.auth is not None:
             header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
-            if not await loop.run_in_executor(self.pool, self._authorized, header):
+            verdict = await self.auth.verdict(header)
+            if verdict is Verdict.BUSY:  # answered late (no thread held): a flood slows
+                await asyncio.sleep(BUSY_DELAY_S)  # down to what bcrypt can check
+                await _respond(send, 429, b"too many new credentials to check: retry\n",
+                               [(b"retry-after", b"1")])
+                return
+            if verdict is Verdict.REFUSED:
                 await _respond(send, 401, b"unauthorized\n",
                                [(b"www-authenticate", b'Basic realm="searchpulse"')])
                 return
@@ -204,29 +222,6 @@ class _App:
             await _respond(send, 200 if is_ready else 503, why.encode() + b"\n")
         else:
             await _respond(send, 404, b"not found: try /metrics, /healthz or /readyz\n")
-
-    def _authorized(self, header: str) -> bool:
-        scheme, _, encoded = header.partition(" ")
-        if scheme.lower() != "basic":
-            return False
-        try:
-            user, _, password = base64.b64decode(encoded, validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            return False
-        hashed = self.users.get(user)
-        if hashed is None:
-            return False
-        key = (user, hashlib.sha256(password.encode()).digest())
-        with self._lock:
-            if key in self._verified:
-                return True
-        if not bcrypt.checkpw(password.encode(), hashed):
-            return False
-        with self._lock:
-            if len(self._verified) >= _AUTH_CACHE:
-                self._verified.clear()
-            self._verified[key] = True
-        return True
 
 
 async def _respond(send: Send, status: int, body: bytes,

@@ -267,7 +267,9 @@ def _state(view: View) -> Iterator[Metric]:
     withheld = GaugeMetricFamily(
         "searchpulse_top_zero_result_queries_withheld",
         "Queries among the 20 x top_queries.size most frequent zero-result queries of the "
-        "window not shown, by reason (a personal-data detector, too long, too few clients).",
+        "window not shown, by reason (a personal-data detector, too long, too few clients, "
+        "enough only with searches that carried no client id, not yet read by the "
+        "detectors).",
         labels=("application", "reason"))
     for application, queries in view.released.shown.items():
         for query, count in queries:

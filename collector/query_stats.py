@@ -25,7 +25,7 @@ CLIENT_MARKS = 8
 # (position, document) pairs a store keeps per row and day, × shown_depth
 POSITION_PAIRS = 3
 COUNTS = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "converted",
-          "reformulated", "abandoned", "judged_searches")
+          "reformulated", "abandoned", "judged_searches", "searches_without_client_id")
 # Sums of per-search scores (REAL columns): Σ 1/position of first clicks; judged NDCG@10 and
 # coverage@10 of the judged searches (collector/judged_relevance.py).
 SUMS = ("reciprocal_rank_sum", "judged_ndcg_sum", "judged_coverage_sum")
@@ -44,6 +44,7 @@ class QueryRow(msgspec.Struct, gc=False):
     reformulated: int = 0
     abandoned: int = 0
     judged_searches: int = 0
+    searches_without_client_id: int = 0  # counted, but no client for k-anonymity
     reciprocal_rank_sum: float = 0.0
     judged_ndcg_sum: float = 0.0
     judged_coverage_sum: float = 0.0
@@ -113,8 +114,12 @@ class QueryStats:
         return row
 
     @staticmethod
-    def mark(row: QueryRow, client: str) -> None:
-        """Note a client who typed the query (until ``CLIENT_MARKS`` distinct are noted)."""
+    def mark(row: QueryRow, client: str | None) -> None:
+        """Note a client who typed the query (until ``CLIENT_MARKS`` distinct are noted); a
+        search without a ``client_id`` is counted as such, never as a client."""
+        if client is None:
+            row.searches_without_client_id += 1
+            return
         marks = row.clients
         if len(marks) < CLIENT_MARKS:
             mark = f"{zlib.crc32(client.encode()):08x}"

@@ -96,7 +96,8 @@ _ITEMS_OF = (f"SELECT {', '.join(_ITEMS)} FROM query_stats "
 _POSITIONS = (f"SELECT application, query, searches, {_MARKS}, shown_at, clicked_at "
               "FROM query_stats WHERE day >= ? AND shown_at <> '{}' "
               "ORDER BY application{binary}, query{binary}")
-_CLIENTS_OF = "SELECT clients FROM query_stats WHERE application = ? AND query = ? AND day >= ?"
+_CLIENTS_OF = ("SELECT clients, searches_without_client_id FROM query_stats "
+               "WHERE application = ? AND query = ? AND day >= ?")
 _UPSERT_OFFSETS = (
     "INSERT INTO store_offsets VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET "
@@ -108,7 +109,8 @@ _ADDED = (*((c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS),
           ("judged_searches", "INTEGER NOT NULL DEFAULT 0"),
           ("judged_ndcg_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
           ("judged_coverage_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
-          (_MARKS, "INTEGER NOT NULL DEFAULT 0"))
+          (_MARKS, "INTEGER NOT NULL DEFAULT 0"),
+          ("searches_without_client_id", "INTEGER NOT NULL DEFAULT 0"))
 
 Offsets = dict[tuple[str, int], tuple[int, int]]  # (topic, partition) → (safe, high-water)
 
@@ -411,12 +413,20 @@ class QueryStore:
 
     def client_marks(self, application: str, query: str, since_day: str) -> set[str]:
         """The distinct client marks of one query over the period (k-anonymity)."""
+        return self.clients_of(application, query, since_day)[0]
+
+    def clients_of(self, application: str, query: str, since_day: str
+                   ) -> tuple[set[str], int]:
+        """The distinct client marks of one query over the period and its searches without a
+        client id (which make no client): what rule 2 and its reason are decided from."""
         try:
             cursor = self.db.cursor()
             cursor.execute(self._sql["clients_of"], (application, query, since_day))
-            return {mark for (text,) in cursor.fetchall() for mark in _decode(text)}
+            days = cursor.fetchall()
         except self.errors as error:
             raise _failure(self.url, error) from None
+        return ({mark for text, _ in days for mark in _decode(text)},
+                sum(without for _, without in days))
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every stored row, items parsed (for inspection and tests, not for large stores)."""

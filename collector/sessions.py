@@ -165,7 +165,7 @@ class Sessionizer:
             series.zero_result += 1
             flags = ZERO_RESULT
             self.zero_result_queries.add(series.application, text.normalized, ts,
-                                         rec.client_id or session_key)
+                                         rec.client_id)
         else:
             if hits is not None:
                 flags = len(hits) << _PAGE_SHIFT
@@ -189,7 +189,7 @@ class Sessionizer:
             row.searches += 1
             row.zero_result += flags & ZERO_RESULT
             self.query_stats.show(row, hits)
-            self.query_stats.mark(row, rec.client_id or session_key)
+            self.query_stats.mark(row, rec.client_id)
             if scored is not None:
                 row.judged_searches += 1
                 row.judged_ndcg_sum += scored[0]

@@ -3,7 +3,7 @@ checkpoints, per-query aggregate flushes, query text withheld by the privacy rul
 
 from __future__ import annotations
 
-from alerts.config import Thresholds
+from alerts.config import Profile
 from alerts.rules import PANELS
 from dashboards import queries as q
 from dashboards.panels import board, link, scope_variables, series_panel, thresholds
@@ -11,12 +11,13 @@ from dashboards.panels import board, link, scope_variables, series_panel, thresh
 UID = "searchpulse-collector"
 
 
-def build():
+def build(profile: Profile):
+    """The pipeline's health; freshness turns red where ``profile``'s staleness page fires."""
     health = scope_variables(
         board(UID, "searchpulse — collector health",
               "Is the pipeline from Kafka to /metrics healthy?")
         .refresh("30s").time("now-3h", "now").link(link("Overview", "searchpulse-overview")))
-    stale = Thresholds().event_staleness_s_critical
+    stale = profile.thresholds.event_staleness_s_critical
     panels = [
         (PANELS["throughput"], "Records per second by outcome", "Records read per second: "
          "accepted, invalid, duplicate, orphan, late, ignored.", "reqps",

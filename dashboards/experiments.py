@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from alerts.config import Windows
+from alerts.config import Profile, percentile
 from dashboards import queries as q
 from dashboards.panels import board, link, series_panel, variables
 
 UID = "searchpulse-experiments"
 
 
-def build():
+def build(profile: Profile):
+    """Per-variant panels over the windows ``profile``'s recording rules and guardrail tickets
+    read: the paging long window for the verdicts, the ticket's long window for guardrails."""
+    page_long, ticket = profile.windows.page_long, profile.windows.ticket_long
+    latency = percentile(profile.thresholds.latency_quantile)
+    preference, interval = q.preference(page_long)
     experiments = variables(
         board(UID, "Search quality — experiments",
               "Per-variant comparison of the quality rates (query_attributes.variant).")
@@ -28,8 +33,9 @@ def build():
             [(q.ratio(numerator, denominator, "variant"), "{{variant}}")],
             (8, 12, 12 * (n % 2), 8 * (n // 2))))
     experiments = experiments.with_panel(series_panel(
-        7, "Latency p99 by variant", "99th percentile latency per variant.", "s",
-        [(q.latency_quantile(0.99, "le, variant"), "{{variant}}")], (8, 12, 12, 24)))
+        7, f"Latency {latency} by variant", f"{latency} of search latency per variant.", "s",
+        [(q.latency_quantile(profile.thresholds.latency_quantile, "le, variant"), "{{variant}}")],
+        (8, 12, 12, 24)))
     experiments = experiments.with_panel(series_panel(
         8, "Judged NDCG@10 by variant", "Mean NDCG@10 of the first page each variant showed, "
         "over searches of judged queries (judgments.file): the offline metric on live "
@@ -40,14 +46,14 @@ def build():
         "grade: a variant that shows unjudged documents is measured on less.", "percentunit",
         [(q.ratio(*q.JUDGED_COVERAGE, by="variant"), "{{variant}}")], (8, 12, 12, 32)))
     verdict = (f"Team-draft interleaving: each team's credit Δ = (wins + ties/2) / (wins + "
-               f"ties of all teams) − 0.5 over the last {q.INTERLEAVING_WINDOW}, with its 95 % "
+               f"ties of all teams) − 0.5 over the last {page_long}, with its 95 % "
                "interval (normal approximation over per-search scores 1, ½, 0). With two teams "
                "this is Δ_AB; an interval clear of 0 is the verdict.")
     experiments = experiments.with_panel(series_panel(
         10, "Interleaving verdict: Δ per team", verdict, "none",
-        [(q.PREFERENCE, "Δ {{team}} ({{application}})"),
-         (f"{q.PREFERENCE} - {q.PREFERENCE_INTERVAL}", "95 % low {{team}} ({{application}})"),
-         (f"{q.PREFERENCE} + {q.PREFERENCE_INTERVAL}", "95 % high {{team}} ({{application}})")],
+        [(preference, "Δ {{team}} ({{application}})"),
+         (f"{preference} - {interval}", "95 % low {{team}} ({{application}})"),
+         (f"{preference} + {interval}", "95 % high {{team}} ({{application}})")],
         (8, 12, 0, 40)))
     experiments = experiments.with_panel(series_panel(
         11, "Interleaving outcomes", "Interleaved searches won by each team per second, ties, "
@@ -57,12 +63,11 @@ def build():
          (q.rate("searchpulse_interleaving_ties_total"), "ties"),
          (q.rate("searchpulse_interleaving_unattributed_clicks_total"), "unattributed clicks")],
         (8, 12, 12, 40)))
-    ticket = Windows().ticket_long
     experiments = experiments.with_panel(series_panel(
         12, "CTR by variant, 95 % interval", "Clicked searches / searches with results per "
-        f"variant over the last {q.INTERLEAVING_WINDOW}, with its 95 % Wilson interval: "
+        f"variant over the last {page_long}, with its 95 % Wilson interval: "
         "overlapping intervals are no verdict.", "percentunit",
-        q.variant_interval("clicked_searches_per_searches_with_results", q.INTERLEAVING_WINDOW),
+        q.variant_interval("clicked_searches_per_searches_with_results", page_long),
         (8, 12, 0, 48)))
     experiments = experiments.with_panel(series_panel(
         13, "Zero-result rate by variant, 95 % interval (guardrail)", "Zero-result rate per "
@@ -72,13 +77,13 @@ def build():
         q.variant_interval("zero_result_searches_per_searches", ticket), (8, 12, 12, 48)))
     experiments = experiments.with_panel(series_panel(
         14, "Clicks per search by variant: raw and position-debiased", "Clicks per search with "
-        f"results over the last {q.INTERLEAVING_WINDOW}, raw and inverse-propensity weighted "
+        f"results over the last {page_long}, raw and inverse-propensity weighted "
         "(each click × min(1/examination of its position, clicks.max_weight)): raw clicks "
         "reward whatever a variant puts first; the debiased ones do not. Needs collect "
         "--examination.", "none",
-        [(q.variant_ratio("debiased_clicks_per_searches_with_results", q.INTERLEAVING_WINDOW),
+        [(q.variant_ratio("debiased_clicks_per_searches_with_results", page_long),
           "debiased {{variant}} ({{application}})"),
-         (q.variant_ratio("clicks_per_searches_with_results", q.INTERLEAVING_WINDOW),
+         (q.variant_ratio("clicks_per_searches_with_results", page_long),
           "raw {{variant}} ({{application}})")], (8, 12, 0, 56)))
     experiments = experiments.with_panel(series_panel(
         15, "Examination by position", "How often a result at each position is looked at, "
@@ -98,7 +103,7 @@ def build():
             start=17):
         experiments = experiments.with_panel(series_panel(
             panel_id, f"{title} by variant, 95 % interval", f"{title} per variant over the "
-            f"last {q.INTERLEAVING_WINDOW}, with its 95 % Wilson interval: overlapping "
+            f"last {page_long}, with its 95 % Wilson interval: overlapping "
             "intervals are no verdict.", "percentunit",
-            q.variant_interval(ratio, q.INTERLEAVING_WINDOW), (8, 12, *y)))
+            q.variant_interval(ratio, page_long), (8, 12, *y)))
     return experiments

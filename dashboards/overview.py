@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard
 
-from alerts.config import Profile
+from alerts.config import Profile, percentile
 from alerts.rules import PANELS
 from dashboards import queries as q
 from dashboards.panels import (
@@ -19,10 +19,7 @@ from dashboards.panels import (
 )
 
 UID = "searchpulse-overview"
-PROFILE = Profile()
-T = PROFILE.thresholds
 LAST_WEEK = " offset 1w"
-WINDOW = f"over {q.HEADLINE_WINDOW}, all collectors (recording rule)"
 
 
 def _with_last_week(expr: str, legend: str) -> list[tuple[str, str]]:
@@ -34,7 +31,12 @@ def red_above(limit: float):
     return thresholds((None, "green"), (limit, "red"))
 
 
-def build():
+def build(profile: Profile):
+    """The overview of ``profile``'s deployment: its headline row reads the recording rules of
+    the paging short window and draws the thresholds its alerts page at."""
+    t = profile.thresholds
+    window = f"over {profile.windows.page_short}, all collectors (recording rule)"
+    latency = percentile(t.latency_quantile)
     overview = (board(UID, "Search quality — overview",
                       "Online search quality from UBI events: rates, breakdowns, alerts.")
                 .refresh("30s").time("now-6h", "now")
@@ -46,18 +48,22 @@ def build():
     overview = variables(overview)
     headline = [
         (PANELS["zero_result_rate"], "Zero-result rate", "Zero-result searches / searches "
-         f"{WINDOW}. Red at the paging objective.", "percentunit",
-         q.recorded("zero_result_searches", "searches"), red_above(T.zero_result_rate_critical)),
-        (PANELS["ctr"], "CTR", f"Clicked searches / searches with results {WINDOW}.", "percentunit",
-         q.recorded("clicked_searches", "searches_with_results"), None),
+         f"{window}. Red at the paging objective.", "percentunit",
+         q.recorded("zero_result_searches", "searches", profile.windows.page_short),
+         red_above(t.zero_result_rate_critical)),
+        (PANELS["ctr"], "CTR", f"Clicked searches / searches with results {window}.", "percentunit",
+         q.recorded("clicked_searches", "searches_with_results", profile.windows.page_short),
+         None),
         (PANELS["reformulation_rate"], "Reformulation rate",
-         f"Reformulated searches / searches {WINDOW}.", "percentunit",
-         q.recorded("reformulated_searches", "searches"), None),
+         f"Reformulated searches / searches {window}.", "percentunit",
+         q.recorded("reformulated_searches", "searches", profile.windows.page_short), None),
         (PANELS["abandonment_rate"], "Abandonment rate",
-         f"Abandoned searches / searches with results {WINDOW}.", "percentunit",
-         q.recorded("abandoned_searches", "searches_with_results"), None),
-        (PANELS["latency"], "Latency p99", "99th percentile of search latency. Red above the "
-         "guardrail.", "s", q.latency_quantile(0.99), red_above(PROFILE.latency_guardrail_s)),
+         f"Abandoned searches / searches with results {window}.", "percentunit",
+         q.recorded("abandoned_searches", "searches_with_results", profile.windows.page_short),
+         None),
+        (PANELS["latency"], f"Latency {latency}", f"{latency} of search latency (the quantile "
+         "the latency ticket judges). Red above the guardrail.", "s",
+         q.latency_quantile(t.latency_quantile), red_above(profile.latency_guardrail_s)),
         (PANELS["traffic"], "Searches per second", "Searches per second.", "reqps",
          q.SEARCHES_PER_S, None),
     ]
@@ -68,7 +74,7 @@ def build():
         PANELS["known_item_zero_result_rate"], "Known-item zero-result rate",
         "Zero-result rate of known-item searches (SKUs, ISBNs, exact titles) per application.",
         "percentunit", q.KNOWN_ITEM_ZERO_RESULT, (4, 8, 0, 4),
-        red_above(T.known_item_zero_result_rate_critical)))
+        red_above(t.known_item_zero_result_rate_critical)))
     overview = overview.with_panel(stat_panel(
         9, "Firing alerts", "searchpulse alerts firing now.", "short", q.FIRING_ALERTS,
         (4, 4, 8, 4), red_above(1)))

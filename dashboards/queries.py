@@ -9,7 +9,6 @@ Every ratio is Σ numerator / Σ denominator, and `(… > 0)` turns a zero denom
 
 from __future__ import annotations
 
-from alerts.config import Windows
 from alerts.rules import count_name
 
 SCOPE = 'job=~"$job",instance=~"$instance"'
@@ -17,7 +16,7 @@ APP = f'{SCOPE},application=~"$application"'
 FILTER = f'{APP},stratum=~"$stratum"'
 KNOWN_ITEM = f'{APP},stratum="known_item"'
 WITH_RESULTS = "with_results"
-HEADLINE_WINDOW = Windows().page_short
+RECORDED_APP = '{application=~"$application"}'
 
 
 def rate(metric: str, by: str = "", selector: str = FILTER) -> str:
@@ -34,11 +33,11 @@ def ratio(numerator: str, denominator: str, by: str = "", selector: str = FILTER
     return f"{rate(numerator, by, selector)} / ({below} > 0)"
 
 
-def recorded(numerator: str, denominator: str) -> str:
-    """A rate of the headline row from the recording rules, over the selected applications."""
-    selector = '{application=~"$application"}'
-    return (f"sum({count_name('application', numerator, HEADLINE_WINDOW)}{selector}) / "
-            f"(sum({count_name('application', denominator, HEADLINE_WINDOW)}{selector}) > 0)")
+def recorded(numerator: str, denominator: str, window: str) -> str:
+    """A rate of the headline row from the recording rules of ``window`` (the paging short
+    window: the numbers the pages judge), over the selected applications."""
+    return (f"sum({count_name('application', numerator, window)}{RECORDED_APP}) / "
+            f"(sum({count_name('application', denominator, window)}{RECORDED_APP}) > 0)")
 
 
 # (numerator counter, denominator counter or WITH_RESULTS) of each quality rate.
@@ -53,18 +52,18 @@ JUDGED_ERR = ("searchpulse_judged_err_at_10_sum", "searchpulse_judged_err_at_10_
 JUDGED_COVERAGE = ("searchpulse_judged_coverage_at_10_sum",
                    "searchpulse_judged_coverage_at_10_count")
 JUDGED_SHARE = ("searchpulse_judged_ndcg_at_10_count", "searchpulse_searches_total")
-# Team-draft interleaving: each team's Δ and its 95 % interval (recording rules, 1h windows).
-INTERLEAVING_WINDOW = Windows().page_long
-PREFERENCE = (f"application_variant_team:searchpulse_interleaving_preference:ratio_increase"
-              f'{INTERLEAVING_WINDOW}{{application=~"$application"}}')
-PREFERENCE_INTERVAL = (f"application_variant_team:searchpulse_interleaving_preference_interval:"
-                       f'ratio_increase{INTERLEAVING_WINDOW}{{application=~"$application"}}')
+def preference(window: str) -> tuple[str, str]:
+    """Team-draft interleaving: each team's Δ and the half-width of its 95 % interval
+    (recording rules of the paging long window)."""
+    return (f"application_variant_team:searchpulse_interleaving_preference:ratio_increase"
+            f"{window}{RECORDED_APP}",
+            f"application_variant_team:searchpulse_interleaving_preference_interval:"
+            f"ratio_increase{window}{RECORDED_APP}")
 
 
 def variant_interval(ratio: str, window: str) -> list[tuple[str, str]]:
     """A recorded per-variant rate and its 95 % Wilson interval (alerts' recording rules)."""
-    selector = '{application=~"$application"}'
-    return [(f"application_variant:searchpulse_{ratio}:{kind}increase{window}{selector}",
+    return [(f"application_variant:searchpulse_{ratio}:{kind}increase{window}{RECORDED_APP}",
              f"{{{{variant}}}} {legend} ({{{{application}}}})")
             for kind, legend in (("ratio_", "rate"), ("wilson_low_", "95 % low"),
                                  ("wilson_high_", "95 % high"))]
@@ -72,8 +71,7 @@ def variant_interval(ratio: str, window: str) -> list[tuple[str, str]]:
 
 def variant_ratio(ratio: str, window: str) -> str:
     """A recorded per-variant ratio (alerts' recording rules) of the selected applications."""
-    return (f"application_variant:searchpulse_{ratio}:ratio_increase{window}"
-            '{application=~"$application"}')
+    return f"application_variant:searchpulse_{ratio}:ratio_increase{window}{RECORDED_APP}"
 
 
 EXAMINATION = (f"max by (application, position) (searchpulse_examination_probability"

@@ -148,3 +148,30 @@ def agreement(grades: pd.DataFrame, strata: pd.Series, scale: int, min_pairs: in
             rows.append(_pair(HUMANS, judge, stratum, reference,
                               part.loc[graded, judge].to_numpy(dtype=float), scale, min_pairs))
     return rows
+
+
+def pairwise_alpha(grades: pd.DataFrame, scale: int, min_pairs: int
+                   ) -> tuple[list[str], list[list[float | None]]]:
+    """Krippendorff's alpha (ordinal) of every pair of named raters, automatic ones included,
+    over the items both graded: (raters, symmetric matrix; None on the diagonal, below
+    ``min_pairs`` compared items, or where alpha is undefined)."""
+    named = grades[grades["rater"] != ""]
+    wide = named.pivot_table(index=ITEM, columns="rater", values="grade", aggfunc="last")
+    raters = sorted(wide.columns)
+    matrix: list[list[float | None]] = [[None] * len(raters) for _ in raters]
+    for i, j in combinations(range(len(raters)), 2):
+        both = wide[[raters[i], raters[j]]].dropna()
+        if len(both) >= min_pairs:
+            matrix[i][j] = matrix[j][i] = ordinal_alpha(both.to_numpy(dtype=float).T, scale)
+    return raters, matrix
+
+
+def bias_by_grade(confusion_matrix: list[list[int]]) -> list[float | None]:
+    """Per reference grade (a row of the confusion matrix), the judge's mean signed difference
+    from it: how far it grades above (+) or below (−) what the reference gave."""
+    out: list[float | None] = []
+    for reference, row in enumerate(confusion_matrix):
+        total = sum(row)
+        out.append(None if total == 0 else
+                   sum((judge - reference) * n for judge, n in enumerate(row)) / total)
+    return out

@@ -19,7 +19,8 @@ impressions, c clicks:
 γ has a nearly flat Beta prior (``PRIOR`` pseudo-impressions at ``PRIOR_MEAN``): pairs seen a
 handful of times no longer drift towards 0 or 1, which made plain EM crawl. θ and γ are
 identified only up to a common factor: the curve is published with θ_1 = 1 (γ rescaled to keep
-θ·γ), and marked ``identified`` only with at least ``min_moving`` moving pairs.
+θ·γ). An application with fewer than ``min_moving`` moving pairs has no curve at all (θ NaN, γ
+NaN): fitting it would return EM's starting point, which looks like an answer and is not one.
 """
 
 from __future__ import annotations
@@ -57,14 +58,17 @@ class Cells:
 
 @dataclass
 class Fit:
-    """θ per (group, position) with θ_1 = 1; γ per pair; how the fit went."""
+    """θ per (group, position) with θ_1 = 1 (NaN rows: groups not fitted); γ per pair (NaN for
+    their pairs); how the fit went: ``converged`` is None when EM did not run (no group had
+    enough moving pairs), else whether it settled within the iterations allowed."""
 
     theta: np.ndarray  # groups × depth
     gamma: np.ndarray  # per pair
     iterations: int
-    converged: bool
-    log_likelihood: float
+    converged: bool | None
+    log_likelihood: float | None
     moving_pairs: np.ndarray  # per group
+    fitted: np.ndarray  # per group: had at least min_moving moving pairs
 
 
 def _initial_theta(groups: int, depth: int) -> np.ndarray:
@@ -72,24 +76,35 @@ def _initial_theta(groups: int, depth: int) -> np.ndarray:
 
 
 def fit(cells: Cells, warm_theta: np.ndarray | None = None, max_iterations: int = 1000,
-        tolerance: float = 1e-5) -> Fit:
-    """θ from ``warm_theta`` (yesterday's curve; 1/k when None) by EM over the moving pairs
-    until the curve's shape moves by less than ``tolerance``; then every pair's γ."""
+        tolerance: float = 1e-5, min_moving: int = 1) -> Fit:
+    """θ from ``warm_theta`` (yesterday's curve; 1/k when None) by EM over the moving pairs of
+    the groups with at least ``min_moving`` of them, until the curve's shape moves by less
+    than ``tolerance``; then the γ of every pair of those groups."""
     theta = (np.clip(warm_theta, _FLOOR, 1 - _FLOOR).copy() if warm_theta is not None
              else _initial_theta(cells.groups, cells.depth))
     moved = _moved(cells)
-    learn = cells.subset(moved[cells.pair]) if moved.any() else cells
-    theta, iterations, converged = _examination(learn, theta, max_iterations, tolerance)
+    moving = np.bincount(cells.group, moved, cells.groups).astype(int)
+    fitted = moving >= max(min_moving, 1)
+    learn = moved[cells.pair] & fitted[cells.group[cells.pair]]
+    iterations, converged = 0, None
+    if learn.any():
+        theta, iterations, converged = _examination(cells.subset(learn), theta, max_iterations,
+                                                    tolerance)
     first = theta[:, :1].copy()
     first[first <= 0] = 1.0
     theta = theta / first  # θ_1 = 1 per group; γ below is on this scale
+    theta[~fitted] = np.nan  # no curve: attractiveness leaves their cells out
     gamma = attractiveness(cells, theta)
-    p = np.clip(theta[cells.group[cells.pair], cells.position - 1] * gamma[cells.pair],
-                _FLOOR, 1 - _FLOOR)
-    c = np.minimum(cells.clicks, cells.impressions)
-    log_likelihood = float((c * np.log(p) + (cells.impressions - c) * np.log1p(-p)).sum())
-    return Fit(theta, gamma, iterations, converged, log_likelihood,
-               np.bincount(cells.group, moved, cells.groups).astype(int))
+    gamma[~fitted[cells.group]] = np.nan
+    ours = fitted[cells.group[cells.pair]]
+    log_likelihood = None
+    if ours.any():
+        p = np.clip(theta[cells.group[cells.pair], cells.position - 1][ours]
+                    * gamma[cells.pair][ours], _FLOOR, 1 - _FLOOR)
+        c = np.minimum(cells.clicks, cells.impressions)[ours]
+        log_likelihood = float((c * np.log(p) + (cells.impressions[ours] - c)
+                                * np.log1p(-p)).sum())
+    return Fit(theta, gamma, iterations, converged, log_likelihood, moving, fitted)
 
 
 def _examination(cells: Cells, theta: np.ndarray, max_iterations: int, tolerance: float

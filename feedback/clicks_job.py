@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -30,6 +31,7 @@ from feedback import click_model, handoff, outputs
 from feedback.job import period_of, since_day
 from feedback.release import FeedbackRelease
 
+log = logging.getLogger(__name__)
 EXAMINATION_FILE = "examination.json"
 IMPLICIT_COLUMNS = ("application", "query", "document", "impressions", "clicks",
                     "best_position", "pbm_relevance", "coec", "top_position_clicks")
@@ -116,19 +118,31 @@ def _curves(pairs: _Pairs, fit: click_model.Fit, min_moving: int) -> dict[str, A
     clicked = np.bincount(flat, cells.clicks, size).reshape(cells.groups, depth)
     curves = {}
     for i, application in enumerate(pairs.applications):
+        identified = bool(fit.fitted[i])
         curves[application] = {
-            # null where nothing was shown: no estimate, not "never examined"
+            # null where nothing was shown: no estimate, not "never examined"; null as a whole
+            # when not identified: no curve rather than EM's starting point
             "examination": [round(float(t), 6) if n > 0 else None
-                            for t, n in zip(fit.theta[i], shown[i], strict=True)],
+                            for t, n in zip(fit.theta[i], shown[i], strict=True)]
+            if identified else None,
             "ctr_at": [round(float(c / n), 6) if n > 0 else None
                        for c, n in zip(clicked[i], shown[i], strict=True)],
             "impressions": int(shown[i].sum()),
             "clicks": int(clicked[i].sum()),
             "pairs": int((cells.group == i).sum()),
             "moving_pairs": int(fit.moving_pairs[i]),
-            "identified": bool(fit.moving_pairs[i] >= min_moving),
+            "min_moving_pairs": min_moving,
+            "identified": identified,
         }
     return curves
+
+
+def unidentified_reason(application: str, curve: dict[str, Any]) -> str:
+    """What would identify an application's curve, in the words on-call reads."""
+    return (f"application {application!r}: no examination curve: {curve['moving_pairs']} of "
+            f"its {curve['pairs']} (query, document) pairs were shown at two positions or "
+            f"more, clicks.min_moving_pairs needs {curve['min_moving_pairs']} (interleaving, "
+            "a ranking experiment or a longer --since moves documents between positions)")
 
 
 def implicit_judgments(pairs: _Pairs, fit: click_model.Fit, min_impressions: int
@@ -156,7 +170,8 @@ def implicit_judgments(pairs: _Pairs, fit: click_model.Fit, min_impressions: int
             "application": application, "query": query, "document": document,
             "impressions": int(impressions[number]), "clicks": int(clicks[number]),
             "best_position": int(best[number]),
-            "pbm_relevance": round(float(fit.gamma[number]), 3),
+            "pbm_relevance": (round(float(fit.gamma[number]), 3)
+                              if not np.isnan(fit.gamma[number]) else None),
             "coec": round(float(rating[number]), 3),
             "top_position_clicks": (round(float(first[number] / clicks[number]), 3)
                                     if clicks[number] else None)})
@@ -174,12 +189,13 @@ def _write_outputs(out: Path, rows: list[dict[str, Any]], title: str) -> None:
         stale.unlink()
     by_application: dict[str, dict[str, list[tuple[str, float]]]] = {}
     for row in rows:
+        if row["pbm_relevance"] is None:  # no curve identified: no debiased relevance
+            continue
         by_application.setdefault(row["application"], {}).setdefault(row["query"], []).append(
             (row["document"], row["pbm_relevance"]))
     for application, queries in sorted(by_application.items()):
         handoff.write_srw_judgments(
-            srw / f"{handoff.file_stem(application)}.implicit-judgments.json",
-            handoff.book_name(application, title),
+            srw / f"{handoff.file_stem(application)}.implicit-judgments.json", application, title,
             "Implicit judgments: position-debiased click relevance (PBM) by searchpulse",
             sorted(queries.items()))
 
@@ -203,12 +219,12 @@ def run_clicks(config: Config, request: ClicksRequest) -> dict[str, Any]:
         steps.set_postfix_str("fitting")
         warm_path = request.warm_start or request.out / EXAMINATION_FILE
         warm = read_warm_start(warm_path, pairs.applications, depth)
-        fit = click_model.fit(pairs.cells, warm)
+        fit = click_model.fit(pairs.cells, warm, min_moving=config["clicks.min_moving_pairs"])
         steps.update()
         steps.set_postfix_str("releasing")
         release = FeedbackRelease(
             PersonalData.from_config(config), config["feedback.min_distinct_clients"],
-            lambda application, query: store.client_marks(application, query, since),
+            lambda application, query: store.clients_of(application, query, since),
             pairs.queries)
         rows = [row for row in implicit_judgments(pairs, fit, config["clicks.min_impressions"])
                 if outputs.safe_document(row["document"])
@@ -224,18 +240,23 @@ def run_clicks(config: Config, request: ClicksRequest) -> dict[str, Any]:
         "fitted_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "warm_start": str(warm_path) if warm is not None else None,
         "iterations": fit.iterations, "converged": fit.converged,
-        "log_likelihood": round(fit.log_likelihood, 3), "depth": depth,
+        "log_likelihood": (round(fit.log_likelihood, 3) if fit.log_likelihood is not None
+                           else None), "depth": depth,
         "applications": curves}
     (request.out / EXAMINATION_FILE).write_text(json.dumps(examination, indent=2) + "\n",
                                                 encoding="utf-8")
     _write_outputs(request.out, rows, f"implicit {until.isoformat()}")
+    for application, curve in curves.items():
+        if not curve["identified"]:
+            log.warning("%s", unidentified_reason(application, curve))
     steps.update()
     steps.close()
     return {
         "period": period, "store": redact(request.store), "pairs": len(pairs.keys),
         "cells": len(pairs.cells.pair), "iterations": fit.iterations,
         "converged": fit.converged, "warm_start": examination["warm_start"],
-        "applications": {a: {k: c[k] for k in ("examination", "moving_pairs", "identified")}
+        "applications": {a: {k: c[k] for k in ("examination", "moving_pairs",
+                                               "min_moving_pairs", "identified")}
                          for a, c in curves.items()},
         "implicit_judgments": len(rows),
         "withheld_by_reason": dict(sorted(release.withheld.items())),

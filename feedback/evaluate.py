@@ -1,24 +1,21 @@
 """``searchpulse evaluate``: score rankings against the judgment set, per stratum and
 application; compare two and gate on a significant regression ("regressions die in review").
 
-Rankings: a TREC run (``topic Q0 doc rank score tag``, ordered by **rank**, topics named by
-``--topics`` / ``--topic-applications``), or a UBI log, whose searches (first pages with hit
-ids) are the rankings production showed — one ranking per search, so every mean over a log is
-a mean over searches, as the live ``searchpulse_judged_*`` metrics are — or the per-query store
-(a ``sqlite:///`` or ``postgresql://`` URL): per query the ranking production showed most, one
-ranking per query.
+Rankings: a TREC run (``topic Q0 doc rank score tag``, ordered by **rank**; its topic ids are
+its queries, or ``--topics`` maps them to query text when the judgments name queries by text),
+or a UBI log, whose searches (first pages with hit ids) are the rankings production showed —
+one ranking per search, so every mean over a log is a mean over searches, as the live
+``searchpulse_judged_*`` metrics are — or the per-query store (a ``sqlite:///`` or
+``postgresql://`` URL): per query the ranking production showed most, one ranking per query.
 
-Measures per ranking (a ranking is scored when its query has final grades; "relevant" = grade
-≥ 1): NDCG@k with gain 2^g − 1 and the ideal from all judged documents of the query, AP, P@k
-(÷ k), R@k, reciprocal rank and Judged@k — by ir_measures over pytrec_eval (trec_eval's own
-code; the run is handed over with score = N − rank so trec_eval keeps our order) — and ERR@k
-(collector/judged_relevance.py; ir_measures has none). Unjudged documents are not relevant.
+Measures (feedback/measures.py): named as ir_measures names them, each with its own cut-off;
+a ranking is scored when its query has final grades; unjudged documents are not relevant.
 
-Comparison: rankings of the same key in both runs, paired; per measure the mean difference
-(B − A), wins / losses / ties of NDCG@k, and a two-sided paired randomization test (sign flips
-of the per-ranking differences, 10,000 rounds, fixed seed). The gate fails (exit 4) when the
-NDCG@k of the whole set or of any stratum drops by more than ``evaluate.margin`` with p below
-``evaluate.significance``.
+Comparison: rankings of the same key in both runs, paired; per slice and measure the means, the
+mean difference (B − A) with a 95 % interval, wins / losses / ties and a two-sided paired
+randomization test (feedback/randomization.py); every changed ranking with its documents that
+entered or left the top k (feedback/query_changes.py); the gate's rules (feedback/gate.py)
+fail it (exit 4).
 """
 
 from __future__ import annotations
@@ -32,15 +29,17 @@ import numpy as np
 import pandas as pd
 
 from collector.events import Rejected, decode
-from collector.judged_relevance import err_at
 from collector.outcomes import normalize_query
 from collector.query_stats import position_key
 from collector.query_store import StoreError, open_store
+from feedback import measures as measure_set
+from feedback import query_changes
+from feedback.gate import Rule
 from feedback.judgments import JudgmentsError, read_run_rankings
+from feedback.randomization import LEVEL, paired
 
-MEASURES = ("ndcg", "err", "ap", "p", "r", "rr", "judged")
-ROUNDS = 10_000
 ALL = "all"
+NO_APPLICATION = "(none)"
 
 Key = tuple[str, str, str]  # (application, query, search id or "")
 STORE_SCHEMES = ("sqlite:///", "postgresql://", "postgres://")
@@ -52,6 +51,7 @@ class Rankings:
 
     ranked: dict[Key, list[str]]
     rejected: dict[str, int] = field(default_factory=dict)
+    topic_ids: bool = False  # a TREC run read without topics: its queries are topic ids
 
 
 def read_log(path: str | Path) -> Rankings:
@@ -111,143 +111,206 @@ def modal_ranking(shown_at: dict[str, int]) -> list[str]:
 
 def read_rankings(path: str | Path, topics: dict[str, str] | None,
                   topic_applications: dict[str, str]) -> Rankings:
-    """A store URL, a UBI log (JSON lines) or a TREC run file (by content)."""
+    """A store URL, a UBI log (JSON lines) or a TREC run file (by content). Without topics, a
+    TREC run's topic ids stand for its queries (as trec_eval reads it against qrels)."""
     if str(path).startswith(STORE_SCHEMES):
         return read_store(str(path))
     with open(path, "rb") as handle:
         start = handle.read(4096).lstrip()[:1]
     if start == b"{":
         return read_log(path)
-    if topics is None:
-        raise JudgmentsError(f"{path}: TREC runs name topics by id; pass --topics FILE")
-    return Rankings({(topic_applications.get(topic, ""), query, ""): documents
+    return Rankings({(topic_applications.get(topic, ""), normalize_query(query), ""): documents
                      for (topic, query), documents in
-                     read_run_rankings(path, topics).items()})
+                     read_run_rankings(path, topics).items()}, topic_ids=topics is None)
 
 
-def _grades_of(final: pd.DataFrame) -> dict[tuple[str, str], dict[str, int]]:
-    grades: dict[tuple[str, str], dict[str, int]] = {}
-    for application, query, document, grade in final[
-            ["application", "query", "doc_id", "grade"]].itertuples(index=False):
+Grades = dict[tuple[str, str], dict[str, int]]
+
+
+def grades_of(final: pd.DataFrame) -> Grades:
+    """Final grades per (application, query); application "" stands for every application."""
+    grades: Grades = {}
+    for application, query, document, grade in zip(
+            final["application"].tolist(), final["query"].tolist(), final["doc_id"].tolist(),
+            final["grade"].tolist(), strict=True):
         grades.setdefault((application, query), {})[document] = int(grade)
     return grades
 
 
-def score(rankings: Rankings, final: pd.DataFrame, k: int, max_grade: int) -> pd.DataFrame:
-    """One row per judged ranking: application, query, search and every measure."""
-    import ir_measures
-    from ir_measures import AP, RR, Judged, P, R, nDCG
+def judged_grades(grades: Grades, application: str, query: str) -> dict[str, int] | None:
+    return grades.get((application, query)) or grades.get(("", query))
 
-    grades = _grades_of(final)
-    # ir_measures' dict-of-dict form: what pytrec_eval takes as it is (no per-pair tuples)
-    keys: list[tuple[tuple[str, str, str], dict[str, int], list[str]]] = []
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
+
+def score(rankings: Rankings, grades: Grades, measures: Sequence[Any],
+          max_grade: int) -> pd.DataFrame:
+    """One row per judged ranking: application, query, search and every measure (a column
+    named as ir_measures writes the measure)."""
+    keys: list[Key] = []
+    ranked: list[measure_set.Ranked] = []
     for key, documents in rankings.ranked.items():
-        judged = grades.get(key[:2]) or grades.get(("", key[1]))
+        judged = judged_grades(grades, key[0], key[1])
         if judged is None:
             continue
-        documents = list(dict.fromkeys(documents))  # trec_eval refuses a repeated document
-        qid = str(len(keys))
-        keys.append((key, judged, documents))
-        qrels[qid] = judged
-        run[qid] = {d: float(len(documents) - rank) for rank, d in enumerate(documents)}
-    gains = {g: 2 ** g - 1 for g in range(max_grade + 1)}
-    names = {nDCG(gains=gains) @ k: "ndcg", AP(rel=1): "ap", P(rel=1) @ k: "p",
-             R(rel=1) @ k: "r", RR(rel=1): "rr", Judged @ k: "judged"}
-    values: dict[str, dict[str, float]] = {name: {} for name in names.values()}
-    # A measure hashes by building its repr: look each result's measure up by identity
-    # (the object held, so its id is not reused), by name only once per distinct object.
-    seen: dict[int, tuple[object, dict[str, float]]] = {}
-    for metric in ir_measures.iter_calc(list(names), qrels, run):
-        measure = metric.measure
-        known = seen.get(id(measure))
-        if known is None or known[0] is not measure:
-            known = seen[id(measure)] = measure, values[names[measure]]
-        known[1][metric.query_id] = metric.value
-    rows = []
-    for i, (key, judged, documents) in enumerate(keys):
-        qid = str(i)
-        row = {"application": key[0], "query": key[1], "search": key[2],
-               "err": err_at([judged.get(d) for d in documents], k, max_grade)}
-        row.update({name: values[name].get(qid, 0.0) for name in values})
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["application", "query", "search", *MEASURES])
+        keys.append(key)
+        # trec_eval refuses a repeated document: it counts once, at its first rank
+        ranked.append(measure_set.Ranked(list(dict.fromkeys(documents)), judged))
+    values = measure_set.score(measures, ranked, max_grade)
+    frame = pd.DataFrame(keys, columns=["application", "query", "search"])
+    for measure, column in values.items():
+        frame[str(measure)] = np.asarray(column, dtype=float)
+    return frame
 
 
-def summarize(scores: pd.DataFrame, strata: pd.Series) -> pd.DataFrame:
+def slices(frame: pd.DataFrame) -> tuple[list[tuple[str, np.ndarray]], dict[str, str]]:
+    """(name, row mask) of all rankings, each stratum and each application — a grouping only
+    when it splits the rankings (a lone stratum or application is ``all`` again, not a slice
+    of its own); and the names of the groups folded into ``all`` (for a rule naming one)."""
+    out = [(ALL, np.ones(len(frame), dtype=bool))]
+    folded: dict[str, str] = {}
+    for column in ("stratum", "application"):
+        values = frame[column].to_numpy()
+        groups = sorted(set(values.tolist()))
+        if len(groups) == 1:
+            folded[f"{column}={_label(column, groups[0])}"] = ALL
+            continue
+        out += [(f"{column}={_label(column, g)}", values == g) for g in groups]
+    return out, folded
+
+
+def _label(column: str, value: str) -> str:
+    return NO_APPLICATION if column == "application" and value == "" else value
+
+
+def summarize(scores: pd.DataFrame, strata: pd.Series, names: Sequence[str]) -> pd.DataFrame:
     """Mean of every measure over all rankings, per stratum and per application."""
     frame = scores.assign(stratum=strata.reindex(scores["query"]).to_numpy())
-    parts = [frame[list(MEASURES)].mean().to_frame().T.assign(slice=ALL,
-                                                               rankings=len(frame))]
-    for column in ("stratum", "application"):
-        grouped = frame.groupby(column, sort=True)
-        means = grouped[list(MEASURES)].mean()
-        means["rankings"] = grouped.size()
-        means["slice"] = [f"{column}={value}" for value in means.index]
-        parts.append(means.reset_index(drop=True))
-    table = pd.concat(parts, ignore_index=True)
-    return table[["slice", "rankings", *MEASURES]]
+    rows = []
+    for name, mask in slices(frame)[0]:
+        part = frame.loc[mask, list(names)]
+        rows.append({"slice": name, "rankings": int(mask.sum()),
+                     **{m: float(part[m].mean()) if len(part) else float("nan")
+                        for m in names}})
+    return pd.DataFrame(rows, columns=["slice", "rankings", *names])
 
 
-def randomization_p(differences: np.ndarray, rounds: int = ROUNDS, seed: int = 1) -> float:
-    """Two-sided p of a paired sign-flip randomization test of mean(differences) = 0."""
-    n = len(differences)
-    if n == 0 or not differences.any():
-        return 1.0
-    observed = abs(differences.mean())
-    rng = np.random.default_rng(seed)
-    extreme = 0
-    chunk = max(1, 2_000_000 // n)
-    for start in range(0, rounds, chunk):
-        size = min(chunk, rounds - start)
-        signs = rng.integers(0, 2, (size, n), dtype=np.int8) * 2 - 1
-        extreme += int((np.abs(signs @ differences) / n >= observed - 1e-12).sum())
-    return (extreme + 1) / (rounds + 1)
+@dataclass
+class Comparison:
+    """Per (slice, measure): means, difference, interval, p, wins/losses/ties; the gate's
+    verdict per (rule, slice); every changed ranking."""
+
+    table: pd.DataFrame
+    verdicts: pd.DataFrame
+    queries: list[dict[str, Any]]
+    regression: bool
 
 
-def compare(a: pd.DataFrame, b: pd.DataFrame, strata: pd.Series, margin: float,
-            significance: float) -> tuple[pd.DataFrame, bool]:
-    """Per slice: paired rankings, mean differences, wins/losses/ties, p of NDCG; and whether
-    the gate fails."""
-    key = ["application", "query", "search"]
-    paired = a.merge(b, on=key, suffixes=("_a", "_b"))
-    paired["stratum"] = strata.reindex(paired["query"]).to_numpy()
-    slices: list[tuple[str, pd.DataFrame]] = [(ALL, paired)]
-    slices += [(f"stratum={s}", part) for s, part in paired.groupby("stratum", sort=True)]
-    slices += [(f"application={s}", part) for s, part in paired.groupby("application",
-                                                                         sort=True)]
-    rows, failed = [], False
-    for name, part in slices:
-        ndcg = (part["ndcg_b"] - part["ndcg_a"]).to_numpy()
-        row: dict[str, Any] = {"slice": name, "paired": len(part),
-                               "wins": int((ndcg > 1e-12).sum()),
-                               "losses": int((ndcg < -1e-12).sum())}
-        row["ties"] = len(part) - row["wins"] - row["losses"]
-        for measure in MEASURES:
-            row[f"delta_{measure}"] = float((part[f"{measure}_b"] - part[f"{measure}_a"]).mean())
-        row["p_ndcg"] = randomization_p(ndcg)
-        row["regression"] = bool(row["delta_ndcg"] < -margin and row["p_ndcg"] < significance
-                                 and not name.startswith("application="))
-        failed |= row["regression"]
-        rows.append(row)
-    return pd.DataFrame(rows), failed
+def compare(a: pd.DataFrame, b: pd.DataFrame, strata: pd.Series, names: Sequence[str],
+            rules: Sequence[Rule], changes: Any, top: int) -> Comparison:
+    """``changes(rows)``: the JSON records of the changed paired rows (their documents);
+    ``top``: how many worst queries each verdict names."""
+    key = query_changes.KEY
+    both = a.merge(b, on=key, suffixes=("|a", "|b"))
+    if both.empty:  # a gate that compared nothing must not pass
+        raise JudgmentsError(
+            f"no ranking of the second run pairs with one of the first ({len(a):,} and "
+            f"{len(b):,} judged rankings): rankings pair by application, query and search id "
+            "— two UBI logs never share search ids; compare TREC runs, or stores")
+    both["stratum"] = strata.reindex(both["query"]).to_numpy()
+    cut, folded = slices(both)
+    rows = []
+    for name, mask in cut:
+        part = both.loc[mask]
+        before = part[[f"{m}|a" for m in names]].to_numpy(dtype=float)
+        after = part[[f"{m}|b" for m in names]].to_numpy(dtype=float)
+        differences = after - before
+        test = paired(differences)
+        for j, measure in enumerate(names):
+            column = differences[:, j]
+            wins, losses = int((column > 1e-12).sum()), int((column < -1e-12).sum())
+            rows.append({"slice": name, "measure": measure, "paired": len(part),
+                         "mean_a": _mean(before[:, j]), "mean_b": _mean(after[:, j]),
+                         "delta": _mean(column), "ci_low": float(test.low[j]),
+                         "ci_high": float(test.high[j]), "p": float(test.p[j]),
+                         "wins": wins, "losses": losses, "ties": len(part) - wins - losses})
+    table = pd.DataFrame(rows)
+    # looked up in Python: pandas' string comparison loses a trailing NUL ("application=\x00")
+    by_key = {(r["slice"], r["measure"]): r for r in rows}
+    changed = changes(query_changes.changed(both, names, rules[0].measure))
+    verdicts = []
+    for rule in rules:
+        wanted = [n for n, _ in cut if rule.covers(n)]
+        wanted += [folded[s] for s in rule.slices if s in folded and folded[s] not in wanted]
+        for name in wanted:
+            row = by_key[(name, rule.measure)]
+            regression = bool(row["delta"] < -rule.margin and row["p"] < rule.significance)
+            worse, _ = query_changes.worse_and_better(
+                query_changes.in_slice(changed, name), rule.measure, top)
+            verdicts.append({"measure": rule.measure, "slice": name, "margin": rule.margin,
+                             "significance": rule.significance, "paired": int(row["paired"]),
+                             "mean_a": row["mean_a"], "mean_b": row["mean_b"],
+                             "delta": row["delta"], "ci_low": row["ci_low"],
+                             "ci_high": row["ci_high"], "p": row["p"],
+                             "losses": int(row["losses"]), "wins": int(row["wins"]),
+                             "regression": regression, "worst": worse})
+        missing = [s for s in rule.slices if "=" in s and s not in folded
+                   and s not in {n for n, _ in cut}]
+        verdicts += [{"measure": rule.measure, "slice": s, "margin": rule.margin,
+                      "significance": rule.significance, "paired": 0, "regression": False,
+                      "worst": [], "note": "no paired rankings in this slice"}
+                     for s in missing]
+    return Comparison(table, pd.DataFrame(verdicts), changed,
+                      any(v["regression"] for v in verdicts))
 
 
-def evaluate(runs: Sequence[Rankings], final: pd.DataFrame, strata: pd.Series, k: int,
-             max_grade: int, margin: float, significance: float) -> dict[str, Any]:
-    scored = [score(run, final, k, max_grade) for run in runs]
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else float("nan")
+
+
+def format_p(p: float | None) -> str:
+    """p as people read it: below 0.001 said so (10,000 rounds resolve about 1e-4)."""
+    if p is None or p != p:
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def evaluate(runs: Sequence[Rankings], final: pd.DataFrame, strata: pd.Series,
+             measures: Sequence[Any], rules: Sequence[Rule], k: int, max_grade: int,
+             top: int = 10) -> dict[str, Any]:
+    """Score each run; with two, compare them and apply the gate. ``k``: the depth at which
+    documents entering or leaving a ranking are listed."""
+    grades = grades_of(final)
+    names = [str(m) for m in measures]
+    scored = [score(run, grades, measures, max_grade) for run in runs]
+    for run, frame in zip(runs, scored, strict=True):
+        if run.ranked and frame.empty:
+            raise JudgmentsError(_nothing_judged(run, final))
     result: dict[str, Any] = {
-        "k": k, "judged_queries": int(final[["application", "query"]].drop_duplicates().shape[0]),
+        "k": k, "measures": names,
+        "judged_queries": int(final[["application", "query"]].drop_duplicates().shape[0]),
         "runs": [{"rankings": len(run.ranked), "judged_rankings": len(s),
-                  "rejected": run.rejected, "summary": summarize(s, strata)}
+                  "rejected": run.rejected, "summary": summarize(s, strata, names)}
                  for run, s in zip(runs, scored, strict=True)]}
     if len(scored) == 2:
-        table, failed = compare(*scored, strata, margin, significance)
-        result.update(comparison=table, regression=failed, margin=margin,
-                      significance=significance)
+        def changes(rows: pd.DataFrame) -> list[dict[str, Any]]:
+            return query_changes.records(
+                rows, names, runs[0].ranked, runs[1].ranked,
+                lambda application, query: judged_grades(grades, application, query) or {}, k)
+
+        comparison = compare(*scored, strata, names, rules, changes, top)
+        result.update(comparison=comparison, regression=comparison.regression,
+                      rules=[r.describe() for r in rules], interval=LEVEL)
     result["scores"] = scored
     return result
+
+
+def _nothing_judged(run: Rankings, final: pd.DataFrame) -> str:
+    what = f"none of the {len(run.ranked):,} rankings has a judged query"
+    if run.topic_ids:
+        return (f"{what}: this TREC run names topics by id and no judged query is one of its "
+                "ids; pass --topics FILE (id<TAB>query) to map them to the judgments' queries")
+    sample = ", ".join(repr(q) for q in sorted(set(final["query"]))[:3])
+    return (f"{what} (judged queries: {sample}…): are the judgments for these rankings? (TREC "
+            "qrels name topics by id: --topics FILE maps the ids to query text)")
 
 
 def as_json(result: dict[str, Any]) -> dict[str, Any]:
@@ -259,7 +322,10 @@ def as_json(result: dict[str, Any]) -> dict[str, Any]:
     out["runs"] = [{**{k: v for k, v in run.items() if k != "summary"},
                     "summary": records(run["summary"])} for run in result["runs"]]
     if "comparison" in result:
-        out["comparison"] = records(result["comparison"])
+        comparison: Comparison = result["comparison"]
+        out["comparison"] = records(comparison.table)
+        out["gate"] = records(comparison.verdicts)
+        out["queries"] = comparison.queries  # Python floats and None already: no walk
     return out
 
 

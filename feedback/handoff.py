@@ -33,6 +33,7 @@ import io
 import json
 import re
 import zlib
+from collections import Counter
 from collections.abc import Iterable
 from itertools import groupby
 from pathlib import Path
@@ -40,7 +41,8 @@ from typing import Any
 
 import pandas as pd
 
-from feedback.judgments import BOOK_NAME_SEPARATOR
+from feedback import srw_text
+from feedback.judgments import book_name
 from feedback.outputs import trec_token
 from feedback.pooling import PooledDocument
 
@@ -77,10 +79,6 @@ def _write_json(path: Path, body: Any) -> None:
     path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def book_name(application: str, title: str) -> str:
-    return f"{application}{BOOK_NAME_SEPARATOR}{title}"
-
-
 def write_books(directory: Path, pooled: list[PooledDocument], notes: dict[str, str],
                 max_grade: int, title: str) -> list[Path]:
     """One Quepid book per application of ``pooled`` (grouped by application, then topic)."""
@@ -115,30 +113,40 @@ def write_pool(directory: Path, pooled: list[PooledDocument]) -> None:
         handle.writelines(f"{p.topic} {trec_token(p.document)}\n" for p in pooled)
 
 
-def write_query_sets(directory: Path, chosen: pd.DataFrame, title: str) -> list[Path]:
-    """SRW query sets per application, split at the plugin's 1,000 queries."""
-    written = []
+def write_query_sets(directory: Path, chosen: pd.DataFrame, title: str) -> Counter[str]:
+    """SRW query sets per application, split at the plugin's 1,000 queries; returns the
+    queries withheld by reason. A query SRW refuses (``size: xl``, ``21" monitor``: one fails
+    the whole set) is withheld, not altered: a query set is run against the search
+    configuration, and ``size xl`` is another query than the one users failed on."""
+    withheld: Counter[str] = Counter()
     for application, rows in chosen.groupby("application", sort=True):
-        queries = list(dict.fromkeys(rows["query"]))
+        queries = []
+        for query in dict.fromkeys(rows["query"]):
+            reason = srw_text.query_text_refusal(query)
+            if reason is None:
+                queries.append(query)
+            else:
+                withheld[reason] += 1
         parts = [queries[i:i + SRW_MAX_QUERIES]
                  for i in range(0, len(queries), SRW_MAX_QUERIES)]
         for number, part in enumerate(parts, start=1):
             suffix = "" if len(parts) == 1 else f"-{number}"
             path = directory / f"{file_stem(str(application))}.query-set{suffix}.json"
             _write_json(path, {
-                "name": book_name(str(application), title) + suffix,
-                "description": DESCRIPTION, "sampling": "manual",
+                "name": srw_text.name(str(application), title, suffix),
+                "description": srw_text.description(DESCRIPTION), "sampling": "manual",
                 "querySetQueries": [{"queryText": q} for q in part]})
-            written.append(path)
-    return written
+    return withheld
 
 
-def write_srw_judgments(path: Path, name: str, description: str,
+def write_srw_judgments(path: Path, application: str, title: str, description: str,
                         queries: Iterable[tuple[str, list[tuple[str, float]]]]) -> None:
     """The body of SRW's judgment import: every rating a string ("2.000"), as the importer
-    casts it (a number throws there)."""
+    casts it (a number throws there); name and description as SRW's validation accepts them
+    (its import does not validate query texts: they are written as judged)."""
     _write_json(path, {
-        "name": name, "description": description, "type": "IMPORT_JUDGMENT",
+        "name": srw_text.name(application, title),
+        "description": srw_text.description(description), "type": "IMPORT_JUDGMENT",
         "judgmentRatings": [{"query": query, "ratings": [
             {"docId": document, "rating": f"{rating:.3f}"} for document, rating in ratings]}
             for query, ratings in queries if ratings]})
@@ -170,7 +178,7 @@ def write_ratings(directories: dict[str, Path], final: pd.DataFrame,
             out.write("query,docid,rating\n")
             out.writelines(line + "\n" for line in lines if line is not None)
         write_srw_judgments(
-            directories["srw"] / f"{stem}.judgments.json", book_name(str(application), title),
+            directories["srw"] / f"{stem}.judgments.json", str(application), title,
             "Judgments imported by searchpulse",
             [(query, list(zip(docs["doc_id"], docs["grade"], strict=True)))
              for query, docs in rows.groupby("query", sort=True)])

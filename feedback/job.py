@@ -35,6 +35,7 @@ from feedback.judgments import (
 from feedback.judgments_job import measure
 from feedback.pooling import pool_all
 from feedback.release import FeedbackRelease
+from feedback.report_narrative import STALE_AFTER_DAYS
 from feedback.selection import SelectionRules, select
 from feedback.signals import add_signals, z_score
 from feedback.strata import listed_strata, query_strata, stratum_names, write_strata_csv
@@ -42,7 +43,6 @@ from feedback.strata import listed_strata, query_strata, stratum_names, write_st
 SAMPLE_REFORMULATIONS = 3
 _MIN_STRATUM_VOLUME = 2  # a query seen once in the period is tail, whatever its rank
 TOP_FAILING = 50
-STALE_AFTER_DAYS = 2  # the period's end lags the calendar by more: say so
 log = logging.getLogger(__name__)
 
 
@@ -160,7 +160,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         volume = store.query_volumes(since, _MIN_STRATUM_VOLUME)
         release = FeedbackRelease(
             detectors, config["feedback.min_distinct_clients"],
-            lambda application, query: store.client_marks(application, query, since),
+            lambda application, query: store.clients_of(application, query, since),
             dict(zip(zip(frame["application"], frame["query"], strict=True),
                      zip(frame["client_marks"].tolist(), frame["searches"].tolist(),
                          strict=True), strict=True)))
@@ -229,7 +229,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
                               .itertuples(index=False))
     handoff.write_pool(directories["trec"], pooled)
     outputs.write_pool_signals(out / "pool.csv", pooled)
-    handoff.write_query_sets(directories["srw"], chosen, title)
+    srw_withheld = handoff.write_query_sets(directories["srw"], chosen, title)
     summary = {
         "period": f"{since} to {until.isoformat()}",
         "days_since_newest_data": (datetime.now(UTC).date() - until).days,
@@ -241,6 +241,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "withheld_by_reason": dict(sorted(release.withheld.items())),
         "unsafe_document_ids": unsafe,
         "judgment_rows_not_judged": dict(sorted(judgments.not_judged.items())),
+        "judgment_grades_replaced": judgments.duplicates()["grades_replaced"],
         "excluded_already_judged": int(is_judged.sum()),
         "failing_queries": int(len(failing)),
         "collapsed_near_duplicates": selection.collapsed,
@@ -254,6 +255,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
         "pooled_by_implicit_relevance": sum("implicit" in p.sources.split("+") for p in pooled),
         "position_biased_documents": sum(p.position_bias for p in pooled),
         "topics_without_documents": sorted(set(chosen["topic"]) - set(pooled_per_topic)),
+        "srw_queries_withheld": dict(sorted(srw_withheld.items())),
         "shortfall": selection.shortfall,
         "strata_csv_rows": strata_rows,
         "seconds": round(time.perf_counter() - started, 2),
@@ -261,7 +263,7 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
         log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
                     "still writing to this store?", until, summary["days_since_newest_data"])
-    agreement = (agreement_section(*measure(config, judgment_set, None, ()))
+    agreement = (agreement_section(measure(config, judgment_set, None, ()))
                  if len(judgment_set.raters) > 1 else "")
     (out / "report.html").write_text(
         report.render(summary, frame, chosen, top_failing, agreement), encoding="utf-8")

@@ -18,15 +18,19 @@ Formats, recognised by content (not by file name):
 * **judgments.csv** (``application,query,doc_id,rater,grade``), the set's own file.
 
 Files without raters (CSV, qrels, SRW) take ``--rater``, else the file's name. A grade off the
-scale ``0..max_grade`` or not a number is refused. Every row that is not a judgment is counted
-by reason (:attr:`Reading.not_judged`), never silently dropped. Queries are normalized as the
-collector stores them.
+scale ``0..max_grade`` or not a number is refused; so is a fraction where the format's grades
+are whole (qrels, Quepid): a qrels grade of 2.5 is refused as trec_eval refuses it, not rounded
+to 3. SRW judgments and ``judgments.csv`` take real grades (SRW's ratings are real numbers).
+Every row that is not a judgment is counted by reason (:attr:`Reading.not_judged`), never
+silently dropped; a named rater's second grade of an item is counted and named
+(:meth:`Reading.duplicates`). Queries are normalized as the collector stores them.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -38,24 +42,41 @@ from urllib.parse import unquote
 from collector.outcomes import normalize_query
 from feedback.judgment_set import COLUMNS, JudgmentSet
 
+log = logging.getLogger(__name__)
 BOOK_NAME_SEPARATOR = " · searchpulse "
+
+
+def book_name(application: str, title: str) -> str:
+    """The name of what this job hands out for ``application``; a Quepid book's is read back
+    for its application (:func:`_read_book`)."""
+    return f"{application}{BOOK_NAME_SEPARATOR}{title}"
 
 
 class JudgmentsError(ValueError):
     """A judgments, topics or run file is unusable; the message names the file and line."""
 
 
+DUPLICATE_EXAMPLES = 5  # items graded twice by one rater named in a summary
+
+
 @dataclass
 class Reading:
-    """Judgment rows read so far, and the rows that were not judgments, by reason."""
+    """Judgment rows read so far, the rows that were not judgments, by reason, and the items a
+    named rater graded more than once (the later grade replaces the earlier, as Quepid upserts
+    a judgement by user: counted per rater and the first few named, never silent)."""
 
     max_grade: int
     rows: list[tuple[str, str, str, str, float]] = field(default_factory=list)
     not_judged: Counter[str] = field(default_factory=Counter)
+    regraded: Counter[str] = field(default_factory=Counter)  # per rater
+    regraded_examples: list[str] = field(default_factory=list)
     _normalized: dict[str, str] = field(default_factory=dict)  # a query's rows share its text
+    _graded: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
 
     def add(self, application: str, query: str, document: Any, rater: str,
-            rating: Any) -> None:
+            rating: Any, integer: bool = True) -> None:
+        """One grade; ``integer``: the format's scale is whole grades (TREC qrels, whose
+        trec_eval refuses 2.5; Quepid's scales), so a fraction is refused, not rounded."""
         if document is None or str(document) == "":
             self.not_judged["no_document"] += 1
             return
@@ -67,11 +88,17 @@ class Reading:
         except (TypeError, ValueError):
             self.not_judged["not_a_number"] += 1
             return
-        if math.isnan(grade) or grade < 0:
+        if math.isnan(grade):
+            self.not_judged["not_a_number"] += 1
+            return
+        if grade < 0:
             self.not_judged["negative"] += 1  # TREC's -1: "not judged yet"
             return
         if grade > self.max_grade:
             self.not_judged["off_scale"] += 1
+            return
+        if integer and not grade.is_integer():
+            self.not_judged["not_an_integer"] += 1
             return
         text = str(query)
         normalized = self._normalized.get(text)
@@ -81,7 +108,29 @@ class Reading:
         if not query:
             self.not_judged["no_query"] += 1
             return
-        self.rows.append((application, query, str(document), rater, grade))
+        document = str(document)
+        if rater:
+            self._regraded(application, query, document, rater, grade)
+        self.rows.append((application, query, document, rater, grade))
+
+    def _regraded(self, application: str, query: str, document: str, rater: str,
+                  grade: float) -> None:
+        key = (application, query, document, rater)
+        earlier = self._graded.get(key)
+        self._graded[key] = grade
+        if earlier is None:
+            return
+        self.regraded[rater] += 1
+        if len(self.regraded_examples) < DUPLICATE_EXAMPLES:
+            self.regraded_examples.append(
+                f"{rater} graded ({application or 'any application'}, {query!r}, {document}) "
+                f"{earlier:g}, then {grade:g}: the later grade is kept")
+
+    def duplicates(self) -> dict[str, Any]:
+        """The summary's account of items graded again by the same rater."""
+        return {"grades_replaced": sum(self.regraded.values()),
+                "by_rater": dict(sorted(self.regraded.items())),
+                "first": list(self.regraded_examples)}
 
     def judgment_set(self) -> JudgmentSet:
         return JudgmentSet.of(self.rows)
@@ -142,6 +191,8 @@ class Sources:
     topic_applications: dict[str, str] = field(default_factory=dict)
     rater: str | None = None
     application: str | None = None
+    # without topics, a TREC topic id stands for its query (evaluate: qrels against runs)
+    topic_ids_as_queries: bool = False
 
 
 def _load_json(path: str | Path) -> Any:
@@ -197,9 +248,9 @@ def _read_srw(path: str | Path, body: dict[str, Any], rater: str, application: s
         for rating in ratings:
             if not isinstance(rating, dict):
                 reading.not_judged["malformed"] += 1
-            else:
+            else:  # SRW's ratings are real numbers (COEC, LLM judgments, implicit relevance)
                 reading.add(application, entry.get("query") or "",
-                            rating.get("docId"), rater, rating.get("rating"))
+                            rating.get("docId"), rater, rating.get("rating"), integer=False)
 
 
 def _read_csv(path: str | Path, rater: str, application: str, reading: Reading) -> bool:
@@ -210,8 +261,8 @@ def _read_csv(path: str | Path, rater: str, application: str, reading: Reading) 
         add = reading.add
         if header == list(COLUMNS):
             for row in reader:
-                if len(row) >= 5:
-                    add(row[0], row[1], row[2], row[3], row[4])
+                if len(row) >= 5:  # the set's own file keeps what the set held (SRW's reals)
+                    add(row[0], row[1], row[2], row[3], row[4], integer=False)
                 elif any(row):
                     reading.not_judged["malformed"] += 1
             return True
@@ -233,7 +284,8 @@ def _read_csv(path: str | Path, rater: str, application: str, reading: Reading) 
 def _read_qrels(path: str | Path, sources: Sources, rater: str, reading: Reading) -> None:
     for line_number, line in _numbered_lines(path):
         topic, _, document, grade = _columns(path, line_number, line, 4)[:4]
-        query = _topic_query(path, line_number, topic, sources.topics)
+        query = (topic if sources.topics is None and sources.topic_ids_as_queries else
+                 _topic_query(path, line_number, topic, sources.topics))
         application = sources.topic_applications.get(topic, sources.application or "")
         reading.add(application, query, unquote(document), rater, grade)
 
@@ -249,6 +301,9 @@ def read_judgments(paths: Iterable[str | Path], sources: Sources, max_grade: int
                                  f"{error.start})") from None
         except OSError as error:
             raise JudgmentsError(f"{path}: {error.strerror}") from None
+    if reading.regraded:
+        log.warning("%d items graded again by the same rater (the later grade kept): %s",
+                    sum(reading.regraded.values()), "; ".join(reading.regraded_examples))
     return reading
 
 
@@ -269,10 +324,11 @@ def _read_file(path: str | Path, sources: Sources, reading: Reading) -> None:
         _read_qrels(path, sources, rater, reading)
 
 
-def read_run_rankings(path: str | Path, topics: dict[str, str]
+def read_run_rankings(path: str | Path, topics: dict[str, str] | None
                       ) -> dict[tuple[str, str], list[str]]:
     """Every (topic, query)'s documents of a TREC run file, ordered by the rank column (not
-    by score: the file's order is the ranking), repeats dropped."""
+    by score: the file's order is the ranking), repeats dropped. Without ``topics`` the topic
+    id is the query."""
     ranked: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for line_number, line in _numbered_lines(path):
         topic, _, document, rank = _columns(path, line_number, line, 6)[:4]
@@ -281,7 +337,7 @@ def read_run_rankings(path: str | Path, topics: dict[str, str]
         except ValueError:
             raise JudgmentsError(
                 f"{path}:{line_number}: rank {rank!r} is not an integer") from None
-        query = _topic_query(path, line_number, topic, topics)
+        query = topic if topics is None else _topic_query(path, line_number, topic, topics)
         ranked.setdefault((topic, query), []).append((position, unquote(document)))
     return {key: list(dict.fromkeys(document for _, document in sorted(entries)))
             for key, entries in ranked.items()}

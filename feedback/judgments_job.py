@@ -15,7 +15,9 @@ from collector.config import Config
 from collector.quality import STRATA
 from collector.strata import StrataClassifier, load_strata_csv
 from feedback import agreement_report, handoff
-from feedback.agreement import Agreement, agreement
+from feedback.agreement import agreement, pairwise_alpha
+from feedback.disputes import disputed
+from feedback.disputes import write_csv as write_disputed
 from feedback.judgment_set import JudgmentSet, round_half_up
 from feedback.judgments import (
     Reading,
@@ -89,6 +91,7 @@ def run_import(config: Config, request: JudgmentsRequest, out: Path) -> dict[str
         "judged_documents": len(final),
         "judged_queries": len(judgments.judged_queries()),
         "not_judged": dict(sorted(reading.not_judged.items())),
+        "duplicate_grades": reading.duplicates(),
         "final_grades": {str(g): int(n) for g, n in
                          final["grade"].value_counts().sort_index().items()},
         "quepid_rows_refused": written["quepid_refused"],
@@ -109,37 +112,56 @@ def query_strata(config: Config, queries: pd.Index, strata_file: str | None) -> 
 
 
 def measure(config: Config, judgments: JudgmentSet, strata_file: str | None,
-            automatic: Sequence[str]) -> tuple[list[Agreement], int]:
-    """Agreement rows, and how many anonymous grades could not be paired."""
+            automatic: Sequence[str]) -> agreement_report.Panel:
+    """Agreement rows, pairwise alpha, the disputed items, and how many anonymous grades could
+    not be paired."""
     grades = judgments.grades.copy()
     grades["grade"] = grades["grade"].map(round_half_up)
     strata = query_strata(config, pd.Index(grades["query"].unique()), strata_file)
-    rows = agreement(grades, strata, config["judgments.max_grade"],
-                     config["judgments.min_pairs"],
-                     frozenset(automatic or config["judgments.automatic_raters"]))
-    return rows, int((grades["rater"] == "").sum())
+    scale, min_pairs = config["judgments.max_grade"], config["judgments.min_pairs"]
+    automatic_raters = frozenset(automatic or config["judgments.automatic_raters"])
+    rows = agreement(grades, strata, scale, min_pairs, automatic_raters)
+    raters, pairwise = pairwise_alpha(grades, scale, min_pairs)
+    return agreement_report.Panel(rows, int((grades["rater"] == "").sum()), raters, pairwise,
+                                  disputed(grades, automatic_raters), scale)
+
+
+@dataclass
+class AgreementOutputs:
+    """Where ``judgments agreement`` writes besides its printed result."""
+
+    html: Path | None = None
+    disputed_csv: Path | None = None
+    shown: int = agreement_report.DISPUTED_SHOWN  # disputed pairs on the page
 
 
 def run_agreement(config: Config, request: JudgmentsRequest, strata_file: str | None,
-                  automatic: Sequence[str], html: Path | None) -> dict[str, Any]:
+                  automatic: Sequence[str], outputs: AgreementOutputs) -> dict[str, Any]:
     reading = read(config, request)
     judgments = reading.judgment_set()
-    rows, not_paired = measure(config, judgments, strata_file, automatic)
+    panel = measure(config, judgments, strata_file, automatic)
     summary = {"grades": len(judgments), "raters": judgments.raters,
                "automatic_raters": sorted(automatic or config["judgments.automatic_raters"]),
                "min_pairs": config["judgments.min_pairs"],
                "scale": f"0..{config['judgments.max_grade']}",
                "not_judged": dict(sorted(reading.not_judged.items())),
-               "anonymous_grades": not_paired}
-    if html is not None:
-        html.write_text(agreement_report.page(summary, rows, not_paired), encoding="utf-8")
-    return {**summary, "agreement": [row.as_dict() for row in rows]}
+               "duplicate_grades": reading.duplicates(),
+               "anonymous_grades": panel.not_paired,
+               "disputed_pairs": len(panel.disputed)}
+    if outputs.html is not None:
+        outputs.html.write_text(agreement_report.page(agreement_report.worded(summary), panel,
+                                                      outputs.shown), encoding="utf-8")
+    if outputs.disputed_csv is not None:
+        write_disputed(outputs.disputed_csv, panel.disputed)
+    return {**summary, "agreement": [{**row.as_dict(), "reading": agreement_report.band(
+                row.alpha)} for row in panel.rows],
+            "pairwise_alpha": {"raters": panel.raters, "alpha": panel.pairwise}}
 
 
 def text_table(result: dict[str, Any]) -> str:
     """The agreement rows as a fixed-width table for a terminal."""
     lines = [f"{'stratum':<13} {'reference':<22} {'judge':<22} {'pairs':>6} {'alpha':>6} "
-             f"{'kappa':>6} {'exact':>6} {'±1':>6} {'diff':>6}  note"]
+             f"{'reading':<12} {'kappa':>6} {'exact':>6} {'±1':>6} {'diff':>6}  note"]
 
     def number(value: float | None) -> str:
         return f"{value:6.3f}" if value is not None else f"{'—':>6}"
@@ -147,7 +169,8 @@ def text_table(result: dict[str, Any]) -> str:
     for row in result["agreement"]:
         lines.append(
             f"{row['stratum']:<13} {row['reference']:<22} {row.get('judge') or '(all)':<22} "
-            f"{row['pairs']:>6} {number(row.get('alpha'))} {number(row.get('kappa'))} "
+            f"{row['pairs']:>6} {number(row.get('alpha'))} {row['reading']:<12} "
+            f"{number(row.get('kappa'))} "
             f"{number(row.get('exact'))} {number(row.get('within_one'))} "
             f"{number(row.get('mean_difference'))}  {row.get('note', '')}")
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Which queries may leave the system in a feedback file or the report: the same two rules as
 /metrics (collector/personal_data.py) — no personal-data detector fires on the query, and at
 least ``feedback.min_distinct_clients`` distinct clients typed it in the period (from the client
-marks the store keeps per row) — with every refusal counted by reason."""
+marks the store keeps per row: client ids only, a search without one makes no client) — with
+every refusal counted by reason."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from collector.personal_data import FEW_CLIENTS, PersonalData
+from collector.personal_data import FEW_CLIENTS, PersonalData, too_few_clients
 
 # Normalized queries lose leading punctuation (- @) and whitespace, not = or +: a query that
 # would start a spreadsheet formula is not handed out at all.
 SPREADSHEET_FORMULA = "spreadsheet_formula"
-# (application, query) → the distinct client marks of the period (at most CLIENT_MARKS)
-MarksOf = Callable[[str, str], set[str]]
+# (application, query) → the distinct client marks of the period (at most CLIENT_MARKS) and
+# its searches without a client id (QueryStore.clients_of)
+ClientsOf = Callable[[str, str], tuple[set[str], int]]
 
 
 class FeedbackRelease:
@@ -25,11 +27,11 @@ class FeedbackRelease:
     (the store's daily client marks at their maximum, its searches). Only a pair between the
     two bounds needs a lookup."""
 
-    def __init__(self, detectors: PersonalData, min_clients: int, marks_of: MarksOf,
+    def __init__(self, detectors: PersonalData, min_clients: int, clients_of: ClientsOf,
                  known: dict[tuple[str, str], tuple[int, int]] | None = None) -> None:
         self.detectors = detectors
         self.min_clients = min_clients
-        self.marks_of = marks_of
+        self.clients_of = clients_of
         self.known = known or {}
         self._refused: dict[str, set[str]] = {}  # reason → the queries refused for it
         self._clean: set[str] = set()  # queries rule 1 passed (the period's, checked once)
@@ -63,9 +65,11 @@ class FeedbackRelease:
             bounds = [self.known.get((a, query)) for a in applications]
             if None not in bounds and sum(b[1] for b in bounds) < self.min_clients:
                 reason = FEW_CLIENTS  # fewer searches than k: fewer clients, no lookup
-            elif len(set().union(*(self.marks_of(a, query) for a in applications))
-                     ) < self.min_clients:
-                reason = FEW_CLIENTS
+            else:
+                found = [self.clients_of(a, query) for a in applications]
+                reason = too_few_clients(len(set().union(*(marks for marks, _ in found))),
+                                         sum(without for _, without in found),
+                                         self.min_clients)
         self._decided[key] = reason
         if reason:
             self._refused.setdefault(reason, set()).add(query)

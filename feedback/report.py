@@ -1,67 +1,17 @@
-"""``report.html``: one self-contained page (inline SVG, no scripts) that says what the period
-looked like, what was selected and why, and which queries fail worst."""
+"""``report.html``: one self-contained page (inline SVG, nothing fetched) that says in sentences
+what the period looked like, what was selected and why and what was withheld, then the
+pictures, the candidates and the queries that fail worst, and the job's numbers last."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 import pandas as pd
 
 from collector.quality import STRATA
-
-_COLOURS = ("#c0392b", "#e67e22", "#8e44ad", "#2980b9", "#27ae60")
-STYLE = """body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:72em}
-table{border-collapse:collapse;margin:1em 0}td,th{padding:.25em .6em;border-bottom:1px solid #ddd;
-text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}h2{margin-top:2em}
-.legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:.9em;
-height:.9em;margin-right:.3em;vertical-align:middle}"""
-
-
-def bar_chart(categories: list[str], series: dict[str, list[float]], percent: bool) -> str:
-    """Grouped vertical bars, one group per category, as inline SVG with a legend."""
-    width, height, pad = 640, 220, 30
-    top = max((v for values in series.values() for v in values if v == v), default=0.0) or 1.0
-    group = (width - pad) / max(len(categories), 1)
-    bar = group * 0.8 / max(len(series), 1)
-    parts = [f'<svg width="{width}" height="{height + 40}" role="img">']
-    for i, category in enumerate(categories):
-        x0 = pad + i * group + group * 0.1
-        parts.append(f'<text x="{x0 + group * 0.4:.1f}" y="{height + 16}" '
-                     f'text-anchor="middle" font-size="12">{escape(category)}</text>')
-        for j, (name, values) in enumerate(series.items()):
-            value = values[i]
-            if value != value:  # NaN: no data, no bar
-                continue
-            h = (height - 20) * value / top
-            x = x0 + j * bar
-            label = f"{value:.1%}" if percent else f"{value:,.0f}"
-            parts.append(
-                f'<rect x="{x:.1f}" y="{height - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" '
-                f'fill="{_COLOURS[j % len(_COLOURS)]}"><title>{escape(name)} {escape(category)}'
-                f': {label}</title></rect><text x="{x + bar / 2 - 1:.1f}" y="{height - h - 3:.1f}"'
-                f' text-anchor="middle" font-size="10">{label}</text>')
-    parts.append("</svg>")
-    legend = "".join(f'<span><i style="background:{_COLOURS[j % len(_COLOURS)]}"></i>'
-                     f"{escape(name)}</span>" for j, name in enumerate(series))
-    return "".join(parts) + f'<div class="legend">{legend}</div>'
-
-
-def table(frame: pd.DataFrame, columns: dict[str, str]) -> str:
-    head = "".join(f"<th>{escape(title)}</th>" for title in columns.values())
-    rows = []
-    for record in frame[list(columns)].itertuples(index=False):
-        cells = []
-        for value in record:
-            if isinstance(value, float):
-                cells.append('<td class="n">' + ("—" if value != value else f"{value:.3f}")
-                             + "</td>")
-            elif isinstance(value, int):
-                cells.append(f'<td class="n">{value:,}</td>')
-            else:
-                cells.append(f"<td>{escape(str(value))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+from feedback.charts import bar_chart
+from feedback.page import document, facts, table
+from feedback.report_narrative import narrative, worded_facts
 
 
 def stratum_rates(frame: pd.DataFrame) -> pd.DataFrame:
@@ -84,26 +34,23 @@ def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,
         list(STRATA), fill_value=0)
     selected_series = {kind: [float(counts[kind].get(s, 0)) if kind in counts else 0.0
                               for s in STRATA] for kind in ("failing", "calibration")}
-    facts = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
-                    for k, v in summary.items())
     signals = {"query": "query", "application": "application", "stratum": "stratum",
                "searches": "searches", "reason": "reason", "failure": "failure (lower bound)",
                "zero_result_rate": "zero-result", "reformulation_rate": "reformulation",
                "abandonment_rate": "abandonment", "impact": "impact"}
-    return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>searchpulse feedback — judgment candidates</title><style>{STYLE}</style></head><body>
-<h1>Judgment-set candidates</h1><table>{facts}</table>
+    body = f"""<h1>Judgment-set candidates</h1>{narrative(summary, chosen)}
 <h2>Failure rates per stratum</h2>
-{bar_chart(list(STRATA), {k: list(v) for k, v in rates.items()}, percent=True)}
+{bar_chart(list(STRATA), {k: list(v) for k, v in rates.items()}, unit="percent",
+           title="failure rates per stratum")}
 <h2>What was selected, and why</h2>
 <p>Per stratum: the highest-impact failing queries (impact = searches × failure, the largest
 excess of a Wilson lower bound — zero results, reformulated, abandoned, not clicked — over the
 application's own rate), plus traffic-weighted random non-failing queries for calibration.</p>
-{bar_chart(list(STRATA), selected_series, percent=False)}
+{bar_chart(list(STRATA), selected_series, unit="count", title="queries selected per stratum")}
 {table(chosen, {"topic": "topic", **signals, "selected_as": "selected as",
-                "pooled_documents": "documents to judge"})}
+                "pooled_documents": "documents to judge"}, sortable=True)}
 <h2>Top failing queries of the period</h2>
-{table(top_failing, signals)}
+{table(top_failing, signals, sortable=True)}
 {agreement}
-</body></html>
-"""
+<h2>The job's numbers</h2>{facts(worded_facts(summary))}"""
+    return document("searchpulse feedback — judgment candidates", body, script=True)

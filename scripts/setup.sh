@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh Debian machine, idempotently:
-#   Debian packages (Prometheus + promtool, Alertmanager + amtool, PostgreSQL),
+#   Debian packages (Prometheus + promtool, Alertmanager + amtool, PostgreSQL, and Chromium with
+#   its chromedriver, which the report pages' tests open the pages in),
 #   the Python package with its test extras, and Apache Kafka's jars (Java 17 and Maven are on
 #   the machine; no Kafka download site is reachable, Maven Central is).
 # Services are not started here: the test set-up (tests/services) starts and stops them.
@@ -8,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-DEBIAN_PACKAGES=(prometheus prometheus-alertmanager postgresql)
+DEBIAN_PACKAGES=(prometheus prometheus-alertmanager postgresql chromium chromium-driver)
 
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do

@@ -23,32 +23,46 @@ from tests.conftest import UBI
 # Personal data of every kind the detectors know, written as people type it.
 PERSONAL = {
     "email": "mail jane.doe+shop@example.co.uk",
-    "obfuscated_email": "john dot doe at example dot com",
-    "card_number": "card 4111.1111.1111.1111",
+    "obfuscated_email": "jane.doe at gmail",
+    "card_number": "card 4111_1111_1111_1111",
     "long_number": "customer 1234567890123456789",
     "iban": "refund de89 3704 0044 0532 0130 00",
-    "us_ssn": "ssn 123-45-6789",
-    "phone_number": "call 020 7946 0958",
+    "us_ssn": "ssn 123.45.6789",
+    "national_id": "dni 12345678Z",
+    "phone_number": "call 555-123-4567",
     "ip_address": "router 192.168.1.20",
-    "full_date": "born 12/05/1987",
+    "full_date": "born 12 may 1987",
 }
 # A name and a street address: no detector can tell them from a product query; only the rule
 # of distinct clients keeps them in (one client typed each).
 ONE_CLIENT = ["maria gonzalez 14 rue des lilas", "=hyperlink(\"http://x\")"]
+# Typed CLIENTS times without a client id, each search with a fresh session id or none: no
+# client to count, however many searches (a page that omits the id must not open the gate).
+WITHOUT_CLIENT_ID = ["jon berg 27 elm street springfield", "anna lind 4 birch road"]
 BENIGN = "waterproof tent"  # typed by many clients: shown everywhere
 CLIENTS = 6
 
 
-def records(ubi: UBI) -> list[bytes]:
-    """Every query zero-result, CLIENTS clients each (one for ONE_CLIENT, many times)."""
-    out, at = [], 0.0
+def records(ubi: UBI, start: float = 0.0) -> list[bytes]:
+    """Every query zero-result, CLIENTS clients each (one for ONE_CLIENT, many times; none
+    for WITHOUT_CLIENT_ID: a fresh session id per search for the first, no id for the other;
+    except one search of the first, with a client id: one client, still short of k)."""
+    out, at = [], start
     texts = [(text, CLIENTS) for text in (*PERSONAL.values(), BENIGN)]
     texts += [(text, 1) for text in ONE_CLIENT]
+    texts += [(text, 0) for text in WITHOUT_CLIENT_ID]
     for round_ in range(CLIENTS):
         for n, (text, clients) in enumerate(texts):
             at += 1.0
-            out.append(ubi.query(f"q{round_}-{n}", text, at, client=f"c{round_ % clients}-{n}",
-                                 hits=()))
+            if clients:
+                client, attributes = f"c{round_ % clients}-{n}", {}
+            elif text == WITHOUT_CLIENT_ID[0]:
+                client = "c-once" if round_ == 0 else None
+                attributes = {"session_id": f"s{round_}-{n}"}
+            else:
+                client, attributes = None, {}
+            out.append(ubi.query(f"q{round_}-{n}", text, at, client=client, hits=(),
+                                 **attributes))
     return out
 
 
@@ -89,10 +103,14 @@ EXIT_PATHS = {"metrics", "logs", "candidates.csv", "trec/topics.tsv", "trec/pool
               "report.html"}
 
 
-@pytest.mark.parametrize("kind", [*PERSONAL, "one_client_name", "one_client_formula"])
+UNCOUNTED = {"one_client_name": ONE_CLIENT[0], "one_client_formula": ONE_CLIENT[1],
+             "fresh_session_ids": WITHOUT_CLIENT_ID[0], "no_ids": WITHOUT_CLIENT_ID[1]}
+
+
+@pytest.mark.parametrize("kind", [*PERSONAL, *UNCOUNTED])
 def test_no_personal_data_leaves_by_any_path(exits, kind):
     assert EXIT_PATHS <= set(exits)  # and any other file the job writes
-    text = PERSONAL.get(kind) or ONE_CLIENT[kind == "one_client_formula"]
+    text = PERSONAL.get(kind) or UNCOUNTED[kind]
     normalized = normalize_query(text)
     for exit_path, content in exits.items():
         for form in {text.lower(), normalized, json.dumps(normalized)[1:-1]}:
@@ -111,7 +129,9 @@ def test_withheld_queries_are_counted_by_reason(exits):
         if line.startswith("searchpulse_top_zero_result_queries_withheld{"):
             labels, value = line.rsplit(" ", 1)
             withheld[labels.split('reason="')[1].split('"')[0]] = float(value)
-    assert withheld == {**dict.fromkeys(PERSONAL, 1.0), "fewer_distinct_clients": 2.0}
+    # the rule of distinct clients first: the one-client formula is withheld for its clients
+    assert withheld == {**dict.fromkeys(PERSONAL, 1.0), "fewer_distinct_clients": 2.0,
+                        "without_client_id": 2.0}
 
 
 def test_feedback_counts_what_it_withheld(tmp_path, capsys):
@@ -124,7 +144,8 @@ def test_feedback_counts_what_it_withheld(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["withheld_by_reason"] == {**dict.fromkeys(PERSONAL, 1),
                                             "fewer_distinct_clients": 1,
-                                            "spreadsheet_formula": 1}
+                                            "spreadsheet_formula": 1,
+                                            "without_client_id": 2}
 
 
 def test_k_anonymity_on_metrics_counts_distinct_clients_not_searches():
@@ -227,3 +248,19 @@ def test_feedback_k_cannot_exceed_the_client_marks_a_store_keeps():
 
     with pytest.raises(ConfigError, match="feedback.min_distinct_clients.*between 1 and 8"):
         load_config(environ={}, overrides={"feedback.min_distinct_clients": 9})
+
+
+def test_the_store_counts_searches_without_a_client_id_and_marks_only_client_ids(tmp_path):
+    log = tmp_path / "ubi.jsonl"
+    log.write_bytes(b"\n".join(records(UBI())) + b"\n")
+    url = f"sqlite:///{tmp_path / 'aggregates.db'}"
+    replay([str(log)], load_config(environ={}), store=url)
+    store = open_store(url, read_only=True)
+    try:
+        rows = {row["query"]: row for row in store.rows()}
+        fresh, none = (normalize_query(text) for text in WITHOUT_CLIENT_ID)
+        assert [(rows[q]["searches_without_client_id"], rows[q]["client_marks"])
+                for q in (fresh, none, BENIGN)] == [(5, 1), (6, 0), (0, 6)]
+        assert store.clients_of("web", fresh, "2026-01-01")[1] == 5
+    finally:
+        store.close()

@@ -7,6 +7,7 @@ Each ```sh block is preceded by `<!-- readme-test: MODE -->`: `run` (every line 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from junitparser import Failure, JUnitXml
 
 from testbed.process import free_port
 
@@ -28,9 +30,10 @@ BLOCKS = [(m["mode"], m["body"]) for m in BLOCK.finditer(README)]
 
 
 def environment(**extra: str) -> dict[str, str]:
-    """The user's shell after `source .venv/bin/activate`, in the clone (for `python -m`)."""
-    return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            "PYTHONPATH": str(ROOT), **extra}
+    """The user's shell after `source .venv/bin/activate`: the installed package, nothing of
+    the clone on the import path (a block that needs the clone fails here)."""
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return {**inherited, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", **extra}
 
 
 def test_every_shell_block_says_how_it_is_tested():
@@ -64,6 +67,17 @@ def test_run_blocks_succeed_and_leave_what_they_promise(ran):
     assert "https://grafana.example.com/d/" in rules
     assert "p99_rate1h > 0.4)" in rules  # the collector's guardrail, from the same file
     assert "https://pager.example.com/hook" in (ran / "deploy" / "alertmanager.yml").read_text()
+    overview = json.loads((ran / "deploy" / "dashboards" / "overview.json").read_text())
+    drawn = {p["title"]: [s["value"] for s in p["fieldConfig"]["defaults"]["thresholds"]["steps"]]
+             for p in overview["panels"] if "thresholds" in p["fieldConfig"]["defaults"]}
+    assert drawn["Zero-result rate"] == [None, 0.2] and drawn["Latency p99"] == [None, 0.4]
+    # the CI gate caught the branch: a failing test case, a summary that says so
+    cases = {(c.classname, c.name): c for suite in JUnitXml.fromfile(str(ran / "evaluate.xml"))
+             for c in suite}
+    assert set(cases) == {("evaluate.nDCG@10", "all"), ("evaluate.R@100", "all")}
+    assert isinstance(cases[("evaluate.nDCG@10", "all")].result[0], Failure)
+    assert cases[("evaluate.R@100", "all")].is_passed
+    assert (ran / "summary.md").read_text().startswith("### ❌ searchpulse evaluate")
 
 
 SERVERS = [line.split("#")[0].strip() for mode, body in BLOCKS if mode == "serve"

@@ -1,13 +1,18 @@
-"""No secret in any output: every form of store URL (any scheme, empty user, @ or / in the
+"""No secret in any output: every form of store URL (any scheme, empty user, @ / ? # ; in the
 password, ?password=, libpq keywords) against every path a URL can take out — `config check`,
-configuration errors, replay and feedback errors, logs, the feedback summary and report."""
+configuration errors, replay and feedback errors, logs, the feedback summary and report; and
+generated passwords (hypothesis) through the same paths."""
 
 from __future__ import annotations
 
 import json
 import logging
+import string
+from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from collector.cli import EXIT_OK, main
 from collector.redaction import redact
@@ -23,6 +28,15 @@ FORMS = [
     f"mysql://alice:{SECRET}@db.example/db",  # an unknown scheme
     f"host=127.0.0.1 port=1 password={SECRET} user=alice",  # a libpq DSN, not a URL
     f"postgresql://alice:{SECRET}@127.0.0.1:1/db?options=x@y",
+    f"postgresql://u1:pa?{SECRET}@127.0.0.1:1/db",  # ? # ; in the password
+    f"postgresql://u1:pa#{SECRET}@127.0.0.1:1/db",
+    f"postgresql://u1:pa;{SECRET}@127.0.0.1:1/db",
+    f"postgresql://u1:{SECRET}?@127.0.0.1:1/db?sslmode=disable",
+    f"postgres://127.0.0.1:1/db?password=pa;{SECRET}&sslmode=disable",  # ; in ?password=
+    f"postgres://127.0.0.1:1/db?password=pa#{SECRET}",
+    f"host=127.0.0.1 port=1 password='pa ss;{SECRET}' user=alice",  # quoted libpq value
+    f"host=127.0.0.1 port=1 password=pa;{SECRET} user=alice",
+    f"redis://:{SECRET}@cache:6379/0",
 ]
 
 
@@ -79,3 +93,75 @@ def test_config_check_masks_every_secret_setting(capsys, monkeypatch):
     output = capsys.readouterr().out
     assert SECRET not in output
     assert output.count('"***"') == 2  # kafka.sasl_password and store.url
+
+
+# Passwords as people make them: any printable character but whitespace (a URL needs it
+# percent-encoded) — ? # ; / @ : % and quotes included.
+PASSWORDS = st.text(string.ascii_letters + string.digits + string.punctuation, min_size=8,
+                    max_size=24).filter(lambda p: not p.startswith(("'", '"')))
+
+
+def _forms(password: str) -> list[str]:
+    """The password in every form a store URL takes: user information (as typed, and
+    percent-encoded), a query parameter (& separates parameters: encoded there), a libpq
+    keyword string (plain, and quoted with its quotes escaped)."""
+    escaped = password.replace("\\", "\\\\").replace("'", "\\'")
+    return [f"postgresql://alice:{password}@127.0.0.1:1/db",
+            f"postgresql://alice:{quote(password, safe='')}@127.0.0.1:1/db",
+            f"postgresql://127.0.0.1:1/db?sslmode=disable&password="
+            f"{password.replace('&', '%26')}",
+            f"host=127.0.0.1 port=1 password={password} user=alice",
+            f"host=127.0.0.1 port=1 password='{escaped} x' user=alice"]
+
+
+@given(PASSWORDS, st.sampled_from(["store {}: connection refused", "{}", "retry {} in 5 s",
+                                   "store '{}' failed: x"]))
+def test_a_generated_password_never_survives_redaction(password, message):
+    for url in _forms(password):
+        assert password not in redact(message.format(url)), url
+        assert password not in redact(message.format(url), url)
+        assert "alice" in redact(message.format(url)) or "alice" not in url
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(password=PASSWORDS)
+def test_no_command_prints_a_generated_password(password, tmp_path, capsys, caplog):
+    """config check, replay and feedback with each form: every line they print or log."""
+    caplog.set_level(logging.DEBUG)
+    log = tmp_path / "ubi.jsonl"
+    log.write_bytes(UBI().query("q1", "tent", 0) + b"\n")
+    for url in _forms(password):
+        main(["config", "check", "--set", f"store.url={url}"])
+        main(["replay", str(log), "--store", url])
+        main(["feedback", "--store", url, "--out", str(tmp_path / "out")])
+    output = _everything(capsys, caplog)
+    caplog.clear()
+    assert password not in output
+
+
+def test_every_log_record_and_uncaught_traceback_is_redacted(capsys):
+    """Any logger's message and the traceback a formatter appends; the hook for uncaught
+    exceptions (installed by the CLI, as here)."""
+    import io
+    import sys
+
+    from collector import redaction
+
+    redaction.install()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    library = logging.getLogger("some.library")
+    library.addHandler(handler)
+    try:
+        try:
+            raise ValueError(f"cannot reach postgresql://u:pa?{SECRET}@h/db")
+        except ValueError:
+            library.error("retrying %s", f"host=h password={SECRET}", exc_info=True)
+            sys.excepthook(*sys.exc_info())
+    finally:
+        library.removeHandler(handler)
+    written = stream.getvalue() + capsys.readouterr().err
+    assert "retrying host=h password=***" in written
+    assert "ValueError: cannot reach postgresql://u:***@h/db" in written
+    assert SECRET not in written

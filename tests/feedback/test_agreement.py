@@ -142,11 +142,54 @@ def test_cli_agreement_table_json_and_html(tmp_path):
             tags.append(tag)
 
     Tags().feed(html.read_text())
-    assert tags.count("svg") == 2  # ann × ben, humans × llm (all strata)
-    assert tags.count("table") == 2
+    # pairwise heat map; confusion ann × ben and humans × llm; llm's bias per grade, per stratum
+    assert tags.count("svg") == 5
+    assert tags.count("table") == 3  # the facts, the disputed pairs, every statistic
+    assert "{" not in html.read_text().split("<body>")[1].split("<script>")[0]  # no reprs
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         assert main(["judgments", "agreement", str(judgments), "--automatic", "llm"]) == EXIT_OK
     table = printed.getvalue().splitlines()
     assert table[0].split()[:4] == ["stratum", "reference", "judge", "pairs"]
     assert any(line.split()[:4] == ["all", "ann", "ben", "40"] for line in table)
+
+
+def test_pairwise_alpha_bands_disputed_pairs_and_the_judges_bias(tmp_path):
+    from feedback.agreement import bias_by_grade, pairwise_alpha
+    from feedback.agreement_report import band
+    from feedback.disputes import disputed, write_csv
+    from feedback.judgment_set import combine, round_half_up
+
+    grades = _panel()
+    raters, matrix = pairwise_alpha(grades, 3, 30)
+    assert raters == ["ann", "ben", "llm"] and matrix[0][0] is None
+    wide = grades[grades["rater"] != ""].pivot_table(index="doc_id", columns="rater",
+                                                     values="grade")
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        pair = wide[[raters[i], raters[j]]].to_numpy().T.astype(float)
+        assert matrix[i][j] == matrix[j][i] == pytest.approx(ordinal_alpha(pair, 3))
+    assert [band(a) for a in (0.8, 0.7999, 0.667, 0.6669, None)] == [
+        "reliable", "tentative", "tentative", "discard", "not reported"]
+    # disputed: the items ann and ben graded differently, widest spread first; llm listed
+    table = disputed(grades, automatic={"llm"})
+    differ = wide[wide["ann"] != wide["ben"]]
+    assert sorted(table["doc_id"]) == sorted(differ.index)
+    assert list(table["spread"]) == sorted(table["spread"], reverse=True)
+    first = table.iloc[0]
+    assert first["grades"] == {r: int(wide.loc[first["doc_id"], r]) for r in raters}
+    path = tmp_path / "disputed.csv"
+    hostile = grades.copy()
+    hostile.loc[hostile["doc_id"] == first["doc_id"], "query"] = "=HYPERLINK(1)"
+    assert write_csv(path, disputed(hostile, {"llm"})) == len(table)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "application,query,doc_id,raters,spread,ann,ben,llm"
+    assert lines[1].startswith("web,'=HYPERLINK(1),")  # a spreadsheet will not evaluate it
+    # the automatic judge's bias per human grade, from its calibration's confusion matrix
+    rows = agreement(grades, STRATA, 3, 30, automatic=frozenset({"llm"}))
+    calibration = _find(rows, HUMANS, "llm", ALL)
+    humans = np.array([round_half_up(combine([a, b]))
+                       for a, b in zip(wide["ann"], wide["ben"], strict=True)])
+    llm = wide["llm"].to_numpy()
+    expected = [float(np.mean(llm[humans == g] - g)) if (humans == g).any() else None
+                for g in range(4)]
+    assert bias_by_grade(calibration.confusion) == pytest.approx(expected)

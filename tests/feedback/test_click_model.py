@@ -67,6 +67,66 @@ def test_pairs_that_never_move_are_counted_as_such():
     assert click_model.moving_pairs(cells).tolist() == [0]
 
 
+def test_a_group_without_enough_moving_pairs_gets_no_curve_and_em_says_it_did_not_run():
+    still = _simulated_cells(seed=2, queries=50, rankings=1)  # nothing moves
+    fit = click_model.fit(still, min_moving=50)
+    assert fit.converged is None and fit.iterations == 0 and fit.log_likelihood is None
+    assert fit.fitted.tolist() == [False]
+    assert np.isnan(fit.theta).all() and np.isnan(fit.gamma).all()
+    # beside a group that moves: that one is fitted as alone, the still one stays without
+    moving = _simulated_cells(seed=1, queries=1500, rankings=2)
+    both = click_model.Cells(
+        np.concatenate([moving.pair, still.pair + len(moving.group)]),
+        np.concatenate([moving.position, still.position]),
+        np.concatenate([moving.impressions, still.impressions]),
+        np.concatenate([moving.clicks, still.clicks]),
+        np.concatenate([moving.group, still.group + 1]), 2, DEPTH)
+    fit = click_model.fit(both, min_moving=50)
+    alone = click_model.fit(moving, min_moving=50)
+    assert fit.converged is True and fit.fitted.tolist() == [True, False]
+    assert np.allclose(fit.theta[0], alone.theta[0]) and np.isnan(fit.theta[1]).all()
+    assert np.isnan(fit.gamma[len(moving.group):]).all()
+    assert not np.isnan(fit.gamma[:len(moving.group)]).any()
+
+
+def test_clicks_on_a_store_whose_rankings_never_move_publishes_no_curve(tmp_path, caplog):
+    """The simulator's case: every document at one position. No curve, no debiased relevance,
+    the reason in the file and the log; the collector reads the file and weighs nothing."""
+    from collector.examination import parse
+
+    log = tmp_path / "still.jsonl"
+    lines, t = [], DAY0 * 1000
+    for s in range(200):
+        t += 1000
+        qid = f"q{s}"
+        lines.append({"query_id": qid, "client_id": f"c{s}", "user_query": f"lamp {s % 5}",
+                      "timestamp": t, "application": "web",
+                      "query_response_hit_ids": [f"d{s % 5}-{k}" for k in range(DEPTH)]})
+        lines.append({"action_name": "click", "query_id": qid, "client_id": f"c{s}",
+                      "session_id": f"c{s}", "timestamp": t + 1, "application": "web",
+                      "event_attributes": {"object": {"object_id": f"d{s % 5}-{s % 3}"},
+                                           "position": {"ordinal": s % 3 + 1}}})
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = f"sqlite:///{tmp_path / 'q.db'}"
+    config = load_config(environ={}, overrides={})
+    replay([str(log)], config, store=store)
+    out = tmp_path / "out"
+    summary = run_clicks(config, ClicksRequest(store=store, out=out))
+    assert summary["converged"] is None and summary["iterations"] == 0
+    assert summary["applications"] == {"web": {"examination": None, "moving_pairs": 0,
+                                               "min_moving_pairs": 50, "identified": False}}
+    examination = json.loads((out / EXAMINATION_FILE).read_text())
+    assert examination["applications"]["web"]["examination"] is None
+    assert examination["log_likelihood"] is None
+    assert "no examination curve: 0 of its 50 (query, document) pairs were shown at two " \
+           "positions or more, clicks.min_moving_pairs needs 50" in caplog.text
+    rows = list(csv.DictReader((out / "implicit-judgments.csv").open()))
+    assert rows and {r["pbm_relevance"] for r in rows} == {""} and all(r["coec"] for r in rows)
+    assert list((out / "srw").iterdir()) == []
+    loaded = parse((out / EXAMINATION_FILE).read_text(), 10.0, 20, DEPTH)
+    assert loaded.curves == {} and loaded.weights == {}
+
+
 def test_relevance_under_a_known_curve():
     theta = np.array([1.0, 0.5, 0.25])
     # consistent counts: γ = 0.3 explains both positions exactly (the prior moves it < 0.001)

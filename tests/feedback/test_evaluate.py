@@ -24,6 +24,11 @@ from tests.conftest import UBI
 SHARED = [3, 2, 0, 3, 1, 0, 2, 0]
 
 
+def ndcg(k: int = 10) -> str:
+    """The default NDCG (gain 2^g − 1) as ir_measures writes it."""
+    return f"nDCG(gains={{2:3,3:7}})@{k}"
+
+
 def _doc(query: str, rank: object) -> str:
     return f"{query.replace(' ', '_')}-{rank}"
 
@@ -66,29 +71,29 @@ def test_the_seeds_shared_list(tmp_path):
                                          extra={"running shoes": [2]})
     result = evaluate("--judgments", judgments, "--topics", topics, "--run", run, "--k", "5")
     row = _all(result)
-    assert row["p"] == pytest.approx(0.8)  # 4 relevant in the top 5
-    assert row["r"] == pytest.approx(4 / 6, abs=5e-4)  # 0.667
-    assert row["rr"] == 1.0
+    assert row["P@5"] == pytest.approx(0.8)  # 4 relevant in the top 5
+    assert row["R@5"] == pytest.approx(4 / 6, abs=5e-4)  # 0.667
+    assert row["RR"] == 1.0
     # the seed's AP and NDCG@5 count the eight shown documents as all that is judged
     judgments, topics, run = _write_case(tmp_path, {"running shoes": SHARED,
                                                     "trail shoes review": [0, 3, 2, 0, 1]})
     result = evaluate("--judgments", judgments, "--topics", topics, "--run", run, "--k", "5",
                       "--strata", str(_strata(tmp_path, {"running shoes": "head"})))
     by_slice = {r["slice"]: r for r in result["runs"][0]["summary"]}
-    assert by_slice["stratum=head"]["ap"] == pytest.approx(0.8529, abs=5e-5)  # AP_A
-    assert by_slice["stratum=tail"]["ap"] == pytest.approx(0.5889, abs=5e-5)  # AP_B
-    assert by_slice["all"]["ap"] == pytest.approx(0.7209, abs=5e-5)  # MAP
-    assert by_slice["stratum=head"]["ndcg"] == pytest.approx(12.2943 / 14.5953, abs=5e-5)
+    assert by_slice["stratum=head"]["AP"] == pytest.approx(0.8529, abs=5e-5)  # AP_A
+    assert by_slice["stratum=tail"]["AP"] == pytest.approx(0.5889, abs=5e-5)  # AP_B
+    assert by_slice["all"]["AP"] == pytest.approx(0.7209, abs=5e-5)  # MAP
+    assert by_slice["stratum=head"][ndcg(5)] == pytest.approx(12.2943 / 14.5953, abs=5e-5)
     swapped = [3, 2, 3, 0, 1, 0, 2, 0]  # the grade-3 at rank 4 moved up to rank 3
     judgments, topics, run = _write_case(tmp_path, {"running shoes": swapped})
     result = evaluate("--judgments", judgments, "--topics", topics, "--run", run, "--k", "5")
-    assert _all(result)["ndcg"] == pytest.approx(0.8756, abs=5e-5)
+    assert _all(result)[ndcg(5)] == pytest.approx(0.8756, abs=5e-5)
 
 
 def test_the_first_lessons_five_results(tmp_path):
     judgments, topics, run = _write_case(tmp_path, {"q": [2, 3, 0, 1, 0]})
     result = evaluate("--judgments", judgments, "--topics", topics, "--run", run, "--k", "5")
-    assert _all(result)["ndcg"] == pytest.approx(7.85 / 9.39, abs=1e-3)  # 0.84
+    assert _all(result)[ndcg(5)] == pytest.approx(7.85 / 9.39, abs=1e-3)  # 0.84
 
 
 def test_err_by_its_definition():
@@ -158,9 +163,10 @@ def test_live_judged_ndcg_on_a_replay_equals_evaluate_on_the_log(tmp_path):
     result = evaluate("--judgments", str(judgments), "--run", str(log))
     row = _all(result)
     assert row["rankings"] == judged_searches
-    assert sums["searchpulse_judged_ndcg_at_10_sum"] / count == pytest.approx(row["ndcg"])
-    assert sums["searchpulse_judged_err_at_10_sum"] / count == pytest.approx(row["err"])
-    assert sums["searchpulse_judged_coverage_at_10_sum"] / count == pytest.approx(row["judged"])
+    assert sums["searchpulse_judged_ndcg_at_10_sum"] / count == pytest.approx(row[ndcg()])
+    assert sums["searchpulse_judged_err_at_10_sum"] / count == pytest.approx(row["ERR@10"])
+    assert sums["searchpulse_judged_coverage_at_10_sum"] / count == pytest.approx(
+        row["Judged@10"])
 
 
 def test_the_gate_fails_on_a_regression_in_one_stratum(tmp_path):
@@ -182,18 +188,52 @@ def test_the_gate_fails_on_a_regression_in_one_stratum(tmp_path):
     common = ["--judgments", judgments, "--topics", topics, "--strata", str(strata),
               "--set", "strata.known_item_patterns=sku \\d+"]
     result = evaluate(*common, "--run", run_a, "--run", str(run_b), code=EXIT_REGRESSION)
-    rows = {r["slice"]: r for r in result["comparison"]}
-    assert rows["stratum=known_item"]["regression"] is True
+    rows = {r["slice"]: r for r in result["comparison"] if r["measure"] == ndcg()}
     assert rows["stratum=known_item"]["losses"] == 20 and rows["stratum=known_item"]["wins"] == 0
-    assert rows["stratum=known_item"]["p_ndcg"] < 0.001
-    assert rows["stratum=head"]["delta_ndcg"] == 0 and rows["stratum=head"]["ties"] == 60
-    assert rows["stratum=head"]["p_ndcg"] == 1.0 and not rows["stratum=head"]["regression"]
+    assert rows["stratum=known_item"]["p"] < 0.001
+    assert rows["stratum=head"]["delta"] == 0 and rows["stratum=head"]["ties"] == 60
+    assert rows["stratum=head"]["p"] == 1.0
+    # every known-item query lost the same: its interval is that one value
+    drop = 1 / math.log2(11) * 7 / 7 - 1  # the grade-3 from rank 1 to rank 10
+    assert rows["stratum=known_item"]["delta"] == pytest.approx(drop)
+    assert rows["stratum=known_item"]["ci_low"] == rows["stratum=known_item"]["ci_high"] \
+        == pytest.approx(drop)
+    assert rows["all"]["ci_low"] < rows["all"]["delta"] < rows["all"]["ci_high"] < 0
+    gate = {(v["measure"], v["slice"]): v for v in result["gate"]}
+    assert set(gate) == {(ndcg(), s) for s in ("all", "stratum=head", "stratum=known_item")}
+    assert gate[(ndcg(), "stratum=known_item")]["regression"] is True
+    assert gate[(ndcg(), "stratum=head")]["regression"] is False
+    # the worse queries are named: the 20 known-item queries, each with its own numbers
+    worst = gate[(ndcg(), "stratum=known_item")]["worst"]
+    assert len(worst) == 10 and {q["stratum"] for q in worst} == {"known_item"}
+    assert len(result["queries"]) == 20  # every changed ranking in --json, worst first
+    assert {q["query"] for q in result["queries"]} == {q for q in lists if q.startswith("sku")}
+    first = result["queries"][0]["measures"][ndcg()]
+    assert (first["a"], first["b"]) == (1.0, pytest.approx(1 + drop))
+    assert result["queries"][0]["entered"] == [] and result["queries"][0]["left"] == []
     # the same change compared the other way round is an improvement: the gate passes
     result = evaluate(*common, "--run", str(run_b), "--run", run_a)
     assert result["regression"] is False
     html = tmp_path / "evaluate.html"
     evaluate(*common, "--run", str(run_b), "--run", run_a, "--html", str(html))
     assert "<svg" in html.read_text() and "known_item" in html.read_text()
+    # at k = 1 the best document left the top and a grade-0 one entered
+    result = evaluate(*common, "--k", "1", "--run", run_a, "--run", str(run_b),
+                      code=EXIT_REGRESSION)
+    moved = result["queries"][0]
+    query = moved["query"]
+    assert moved["left"] == [{"document": _doc(query, 1), "rank": 1, "grade": 3}]
+    assert moved["entered"] == [{"document": _doc(query, 2), "rank": 1, "grade": 0}]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["evaluate", *common, "--k", "1", "--run", run_a, "--run",
+                     str(run_b), "--top", "3"]) == EXIT_REGRESSION
+    text = printed.getvalue()
+    assert "FAIL nDCG(gains={2:3,3:7})@1 stratum=known_item: Δ -1.0000 [-1.0000, -1.0000], " \
+           "p < 0.001, 20 worse / 0 better of 20" in text
+    assert f"+{_doc(query, 2)} (0) −{_doc(query, 1)} (3)" in text
+    assert "0.000" not in [line.split()[7] for line in text.splitlines()
+                           if line.startswith("stratum=known_item")]
 
 
 def test_the_store_is_a_ranking_source_one_modal_ranking_per_query(tmp_path):
@@ -215,7 +255,7 @@ def test_the_store_is_a_ranking_source_one_modal_ranking_per_query(tmp_path):
                          ",tent,d1,ann,0\n")
     from_store = _all(evaluate("--judgments", str(judgments), "--run", store))
     assert from_store["rankings"] == 1  # lamp is not judged; tent counts once
-    assert from_store["ndcg"] == pytest.approx(1 / math.log2(3))
+    assert from_store[ndcg()] == pytest.approx(1 / math.log2(3))
     modal = tmp_path / "modal.jsonl"
     modal.write_bytes(ubi.query("m1", "tent", 0, hits=["d1", "d2", "d3"]) + b"\n")
     assert _all(evaluate("--judgments", str(judgments), "--run", str(modal))) == from_store

@@ -122,9 +122,12 @@ def test_srw_query_sets_follow_the_plugin(handed_out, tmp_path):
         assert sorted(q["queryText"] for q in body["querySetQueries"]) == sorted(queries)
     many = pd.DataFrame({"application": "web",
                          "query": [f"query {i}" for i in range(2 * SRW_MAX_QUERIES + 5)]})
-    parts = write_query_sets(tmp_path, many, "t")
+    assert write_query_sets(tmp_path, many, "t") == {}
+    parts = [tmp_path / f"web.query-set-{n}.json" for n in (1, 2, 3)]
     sizes = [len(json.loads(p.read_text())["querySetQueries"]) for p in parts]
     assert sizes == [SRW_MAX_QUERIES, SRW_MAX_QUERIES, 5]
+    assert [json.loads(p.read_text())["name"] for p in parts] == \
+        [f"web · searchpulse t-{n}" for n in (1, 2, 3)]
 
 
 def _graded(document: str) -> int:

@@ -41,14 +41,20 @@ def _personal_records() -> list[bytes]:
     return records
 
 
-@pytest.fixture(scope="module")
-def simulation(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("feedback")
-    simulator = Simulator(SPEC)
+def simulated_store(directory: Path, spec: SimulationSpec = SPEC
+                    ) -> tuple[Simulator, Path, str]:
+    """The simulator's traffic and the personal-data searches, replayed into a SQLite store."""
+    simulator = Simulator(spec)
     log = directory / "ubi.jsonl"
     log.write_bytes(b"".join([*simulator.records(), *_personal_records()]))
     store = f"sqlite:///{directory / 'aggregates.db'}"
     replay([str(log)], load_config(environ={}), store=store)
+    return simulator, log, store
+
+
+@pytest.fixture(scope="module")
+def simulation(tmp_path_factory):
+    simulator, log, store = simulated_store(tmp_path_factory.mktemp("feedback"))
     return simulator.vocab, log, store
 
 
@@ -268,9 +274,11 @@ def test_an_empty_missing_or_unreadable_store_is_a_clear_error(tmp_path, capsys,
     assert main(["feedback", "--store", f"sqlite:///{garbage}", "--out",
                  str(tmp_path / "out")]) == EXIT_INPUT
     assert f"store sqlite:///{garbage}: file is not a database" in caplog.text
-    assert main(["feedback", "--store", empty, "--since", "last quarter", "--out",
-                 str(tmp_path / "out")]) == EXIT_INPUT
-    assert "--since 'last quarter'" in caplog.text
+    with pytest.raises(SystemExit) as usage:  # a bad period is a usage error, not the store's
+        main(["feedback", "--store", empty, "--since", "last quarter", "--out",
+              str(tmp_path / "out")])
+    assert usage.value.code == 2
+    assert "argument --since: expected a number of days like 90d" in capsys.readouterr().err
 
 
 def test_judged_queries_where_judges_and_users_disagree_go_back(simulation, tmp_path, capsys):

@@ -168,3 +168,64 @@ def test_run_file_top_documents_by_rank(tmp_path):
     run.write_text("t1 Q0 d3 first 1.0 bm25\n")
     with pytest.raises(JudgmentsError, match="rank 'first' is not an integer"):
         read_run(run, {"t1": "tent"}, depth=2)
+
+
+def test_fractional_and_off_scale_grades_are_refused_and_counted(tmp_path, caplog):
+    """trec_eval refuses a relevance of 2.5; so do we (it was imported as 3). Quepid's scales
+    are whole grades too; SRW's ratings are real numbers and stay so."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("t1 0 d1 2.5\nt1 0 d2 3\nt1 0 d3 4\nt1 0 d4 -1\nt1 0 d5 nan\n"
+                     "t1 0 d6 2.0\nt1 0 d7 0.0001\n")
+    quepid = tmp_path / "quepid.csv"
+    quepid.write_text("query,docid,rating\ntent,d1,1.5\ntent,d2,1\n")
+    srw = tmp_path / "srw.json"
+    srw.write_text(json.dumps({"judgmentRatings": [
+        {"query": "tent", "ratings": [{"docId": "d3", "rating": "0.734"}]}]}))
+    reading = read_judgments([qrels, quepid, srw], Sources(topics={"t1": "tent"}), 3)
+    assert rows(reading) == [("", "tent", "d2", "qrels.txt", 3.0),
+                             ("", "tent", "d2", "quepid.csv", 1.0),
+                             ("", "tent", "d3", "srw.json", 0.734),
+                             ("", "tent", "d6", "qrels.txt", 2.0)]
+    assert reading.not_judged == {"not_an_integer": 3, "off_scale": 1, "negative": 1,
+                                  "not_a_number": 1}
+    assert not reading.regraded and "graded again" not in caplog.text
+
+
+def test_a_rater_grading_an_item_twice_is_counted_and_named(tmp_path, caplog):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("t1 0 d1 1\nt1 0 d2 0\nt1 0 d1 3\nt2 0 d1 2\n")
+    book = tmp_path / "book.json"
+    book.write_text(json.dumps({"name": "web · searchpulse candidates", "query_doc_pairs": [
+        {"query_text": "lamp", "doc_id": "d9", "judgements": [
+            {"user_email": "ann@x", "rating": 1}, {"user_email": "ann@x", "rating": 2},
+            {"user_email": "bob@x", "rating": 2}, {"rating": 0}, {"rating": 0}]}]}))
+    reading = read_judgments([qrels, book], Sources(topics={"t1": "tent", "t2": "stove"}), 3)
+    assert reading.duplicates() == {
+        "grades_replaced": 2, "by_rater": {"ann@x": 1, "qrels.txt": 1},
+        "first": ["qrels.txt graded (any application, 'tent', d1) 1, then 3: the later grade "
+                  "is kept",
+                  "ann@x graded (web, 'lamp', d9) 1, then 2: the later grade is kept"]}
+    assert "2 items graded again by the same rater (the later grade kept): qrels.txt " \
+           "graded (any application, 'tent', d1) 1, then 3" in caplog.text
+    final = reading.judgment_set().final().set_index(["query", "doc_id"])["grade"]
+    assert final[("tent", "d1")] == 3  # the later grade, as before: now said, not silent
+    # ann's later 2 (her 1 replaced), bob's 2, two anonymous 0s: the top three (2, 2, 0)
+    # disagree, so the lowest (Quepid's rule)
+    assert final[("lamp", "d9")] == 0
+
+
+def test_judgments_import_reports_both_and_writes_only_whole_grades(tmp_path, capsys):
+    from collector.cli import main
+
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("t1\ttent\n")
+    qrels = tmp_path / "judged.qrels"
+    qrels.write_text("t1 0 d1 2.5\nt1 0 d2 1\nt1 0 d2 2\nt1 0 d3 3\n")
+    out = tmp_path / "out"
+    assert main(["judgments", "import", str(qrels), "--topics", str(topics), "--out", str(out),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["not_judged"] == {"not_an_integer": 1}
+    assert summary["duplicate_grades"]["grades_replaced"] == 1
+    assert summary["duplicate_grades"]["by_rater"] == {"judged.qrels": 1}
+    assert (out / "trec" / "qrels.txt").read_text() == "t1 0 d2 2\nt1 0 d3 3\n"

@@ -41,6 +41,8 @@ def test_broker_killed_mid_run_then_sigterm_exits_within_5_s_and_nothing_is_lost
                 pytest.fail(f"collect still running 60 s after SIGTERM:\n{collector.log()}")
             timings.append(time.monotonic() - started)
             assert collector.process.returncode == 0, collector.log()
+            stopping = collector.log(10**7).rsplit("SIGTERM: stopping", 1)[-1]
+            assert "Traceback" not in stopping, stopping[-4000:]  # none from the shutdown
             broker.start()
         assert max(timings) < LIMIT_S, timings
         collector, url = run.collector("a")  # the same instance, broker back

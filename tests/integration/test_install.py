@@ -58,3 +58,22 @@ def test_fresh_install_runs_simulate_replay_feedback_and_demo_help(installed, tm
     run(installed, tmp_path, "feedback", "--store", "sqlite:///q.db", "--out", "refresh")
     assert (tmp_path / "refresh" / "candidates.csv").stat().st_size > 0
     assert "usage: searchpulse demo" in run(installed, tmp_path, "demo", "--help").stdout
+
+
+def test_fresh_install_generates_rules_and_dashboards_of_one_profile(installed, tmp_path):
+    """Deploying alerts and dashboards needs the wheel, not the clone: the README's deploy
+    block, from an empty directory."""
+    (tmp_path / "searchpulse.toml").write_text(
+        "[alerts.windows]\npage_short = '10m'\n[alerts.thresholds]\nlatency_quantile = 0.95\n")
+    run(installed, tmp_path, "config", "check", "--config", "searchpulse.toml")
+    run(installed, tmp_path, "generate", "--config", "searchpulse.toml", "--out", "deploy")
+    rules = (tmp_path / "deploy" / "searchpulse-rules.yml").read_text()
+    assert "application:searchpulse_searches:rate10m" in rules and ":p95_rate10m" in rules
+    overview = (tmp_path / "deploy" / "dashboards" / "overview.json").read_text()
+    assert "application:searchpulse_zero_result_searches:rate10m" in overview
+    assert "histogram_quantile(0.95," in overview
+    defaults = subprocess.run(
+        [str(installed / "python"), "-c", "from importlib.resources import files; "
+         "print((files('alerts') / 'generated' / 'searchpulse-rules.yml').read_text())"],
+        cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert defaults == (ROOT / "alerts" / "generated" / "searchpulse-rules.yml").read_text() + "\n"

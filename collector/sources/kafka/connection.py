@@ -50,9 +50,8 @@ def close_client(client: KafkaProducer | KafkaConsumer | KafkaAdminClient | None
                  timeout_s: float) -> None:
     """Close a client within about ``timeout_s`` whatever the brokers do (kafka-python's
     defaults wait up to 30 s for a consumer, for ever for a producer). A producer's batches
-    still unacknowledged then (a broker gone: dead letters, a checkpoint) are given up: its
-    close raises, its sender is a daemon thread that ends with the process, and what they
-    held is written again after the restart (docs/delivery.md)."""
+    still unacknowledged then (a broker gone: dead letters, a checkpoint) are given up, and
+    what they held is written again after the restart (docs/delivery.md)."""
     if client is None:
         return
     try:
@@ -65,3 +64,17 @@ def close_client(client: KafkaProducer | KafkaConsumer | KafkaAdminClient | None
     except KafkaError as error:
         log.warning("%s not closed cleanly within %.1f s: %s", type(client).__name__,
                     timeout_s, error)
+        if isinstance(client, KafkaProducer):
+            _give_up(client)
+
+
+def _give_up(producer: KafkaProducer) -> None:
+    """End a producer whose close timed out. kafka-python 3.0's ``close`` flushes first and
+    raises there, before it stops its sender and marks itself closed: its ``__del__`` would
+    then wait 1 s more for the same batches at exit and print their timeout as a traceback
+    ("Exception ignored in KafkaProducer.__del__"). This is what its close does next, without
+    the wait: the sender is told to drop what it holds, the producer is marked closed."""
+    sender = getattr(producer, "_sender", None)
+    if sender is not None:
+        sender.force_close()
+    producer._closed = True

@@ -15,7 +15,7 @@ from collector.config import Config
 from collector.examination import ExaminationCollector
 from collector.http import MetricsServer
 from collector.metrics import Exposition
-from collector.sources.kafka.consumer import SHUTDOWN_STEP_S, KafkaCollector
+from collector.sources.kafka.consumer import KafkaCollector
 from collector.sources.kafka.health import KafkaHealthCollector
 from collector.store_writer import StoreHealthCollector
 from collector.view import View
@@ -39,17 +39,13 @@ class _Holder:
         return self.source.ready() if self.source else (False, "connecting to Kafka")
 
 
-class _StopWhileConnecting(BaseException):
-    """SIGTERM / SIGINT while a client waits for the brokers at start: raised from the signal
-    handler, it ends that wait (up to kafka-python's 30 s bootstrap) at once. Not an
-    Exception: no library handler swallows it."""
-
-
 class Shutdown:
     """What SIGTERM and SIGINT do: set ``stop`` (the loop finishes its batch, checkpoints and
-    closes every client, each step bounded); while connecting, also end the wait; and in any
-    case end the process ``GRACE_S`` after the signal, as a SIGKILL would (what the last
-    checkpoint and the store's last flush cover is kept; the rest is replayed next start)."""
+    closes every client, each step bounded), and end the process ``GRACE_S`` after the
+    signal, as a SIGKILL would (what the last checkpoint and the store's last flush cover is
+    kept; the rest is replayed next start). While connecting, nothing has been read yet: the
+    process ends at once, instead of waiting out kafka-python's bootstrap (up to 30 s) or
+    breaking into it (its half-made clients then print tracebacks as they are collected)."""
 
     GRACE_S = 4.5
 
@@ -70,33 +66,33 @@ class Shutdown:
             self._deadline.daemon = True
             self._deadline.start()
         if self.connecting:
-            raise _StopWhileConnecting
+            log.info("not connected to Kafka yet: nothing read, nothing to save")
+            self._exit()
 
     def _exit_now(self) -> None:
         log.warning("shutdown not finished %.1f s after the signal (a broker or the store "
                     "not answering): exiting; the next start goes on from the last checkpoint",
                     self.GRACE_S)
+        self._exit()
+
+    @staticmethod
+    def _exit() -> None:
         logging.shutdown()
         os._exit(0)
 
 
 def _connect(config: Config, holder: _Holder, shutdown: Shutdown) -> None:
-    """Connect, retrying with backoff, until connected or told to stop."""
+    """Connect, retrying with backoff, until connected (a signal meanwhile ends the process:
+    Shutdown)."""
     delay = 1.0
-    try:
-        while not shutdown.stop.is_set() and holder.source is None:
-            try:
-                holder.source = KafkaCollector(config)
-            except (KafkaError, OSError) as error:
-                log.warning("Kafka unavailable at start (%s); retrying in %.0f s", error, delay)
-                shutdown.stop.wait(delay)
-                delay = min(delay * 2, 30.0)
-        shutdown.connecting = False
-    except _StopWhileConnecting:
-        shutdown.connecting = False
-        if holder.source is not None:  # connected just before the signal
-            holder.source.close(SHUTDOWN_STEP_S)
-            holder.source = None
+    while holder.source is None:
+        try:
+            holder.source = KafkaCollector(config)
+        except (KafkaError, OSError) as error:
+            log.warning("Kafka unavailable at start (%s); retrying in %.0f s", error, delay)
+            shutdown.stop.wait(delay)
+            delay = min(delay * 2, 30.0)
+    shutdown.connecting = False
 
 
 def run_collector(config: Config) -> None:
@@ -109,9 +105,6 @@ def run_collector(config: Config) -> None:
     shutdown.install()
     _connect(config, holder, shutdown)
     stop = shutdown.stop
-    if holder.source is None:
-        server.stop()
-        return
     log.info("collecting %s as %s in group %s", ",".join(holder.source.topics),
              holder.source.instance, config["kafka.group_id"])
     registry.register(KafkaHealthCollector(holder.source))

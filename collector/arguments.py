@@ -1,0 +1,150 @@
+"""Argument types of the ``searchpulse`` command: every flag value is checked when it is parsed,
+so a bad one is a usage error (exit 2) with one line that names the flag and says what it needs
+— before a replay has run for minutes, and never as a traceback.
+
+Each type raises :class:`argparse.ArgumentTypeError` with the fix; argparse prefixes the flag
+(``argument --since: …``) and :class:`Parser` prints that one line. Output paths are probed by
+creating a file where the command would (removed again): the operating system, not a permission
+guess, says whether it can be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import re
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import NoReturn
+
+EXIT_USAGE = 2
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+_DAYS = re.compile(r"(\d+)d")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (which flag, what it needs, where help is)
+    instead of the usage block followed by the message."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def period(text: str) -> str:
+    """``--since``: days back from the newest day (``90d``) or a real calendar date."""
+    if _DAYS.fullmatch(text.strip()):
+        return text.strip()
+    if _DATE.fullmatch(text):
+        try:
+            date.fromisoformat(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a calendar date ({error})") \
+                from None
+        return text
+    raise argparse.ArgumentTypeError(
+        f"expected a number of days like 90d or a date like 2026-09-01, got {text!r}")
+
+
+def log_level(text: str) -> str:
+    """``--log-level`` (default SEARCHPULSE_LOG_LEVEL): one of Python's level names."""
+    level = text.strip().upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(LOG_LEVELS)} (also SEARCHPULSE_LOG_LEVEL), got {text!r}")
+    return level
+
+
+def _parsed(kind: type[int] | type[float], text: str) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        noun = "an integer" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+    if value != value:  # NaN passes no bound
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return value
+
+
+def _bounded(value: float, text: str, ok: bool, bounds: str) -> float:
+    if not ok:
+        raise argparse.ArgumentTypeError(f"must be {bounds}, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(_parsed(int, text))
+    return int(_bounded(value, text, value > 0, "an integer > 0"))
+
+
+def positive(text: str) -> float:
+    value = _parsed(float, text)
+    return _bounded(value, text, 0 < value < float("inf"), "a number > 0")
+
+
+def share(text: str) -> float:
+    """A proportion (``--invalid-rate``)."""
+    value = _parsed(float, text)
+    return _bounded(value, text, 0 <= value <= 1, "between 0 and 1")
+
+
+def preference(text: str) -> float:
+    """``--interleaving``: the preference for ranker-b, P(click goes to b) − 0.5."""
+    value = _parsed(float, text)
+    return _bounded(value, text, -0.5 <= value <= 0.5, "between -0.5 and 0.5")
+
+
+def _unwritable(path: Path, error: OSError) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(
+        f"cannot write {str(path)!r} ({error.strerror}): choose a path in a directory that "
+        "exists and that this user may write")
+
+
+def output_file(text: str) -> str:
+    """A file the command writes (``-``: standard output)."""
+    if text == "-":
+        return text
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory: name a file in it")
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        raise _unwritable(path, error) from None
+    if not existed:
+        path.unlink()
+    return text
+
+
+def output_directory(text: str) -> str:
+    """A directory the command writes files into: it, or the nearest directory above it that
+    exists (the command creates the rest), must take a new file. Nothing is left behind."""
+    path = Path(text)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise _unwritable(path, error) from None
+    return text
+
+
+def unreadable(path: str) -> str | None:
+    """Why an input file (``-``: standard input) cannot be read, or None."""
+    if path == "-":
+        return None
+    if os.path.isdir(path):
+        return "is a directory: name the log files in it (a shell glob: DIR/*.jsonl)"
+    if not os.path.exists(path):
+        return "no such file"
+    if not os.access(path, os.R_OK):
+        return "not readable by this user"
+    return None
