@@ -7,7 +7,8 @@ PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
 .PHONY: all demo install install-test setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
-	bench-interleaving bench-clicks bench-privacy bench-replay-store bench-shutdown \
+	bench-interleaving bench-clicks bench-experiments bench-privacy bench-replay-store \
+	bench-shutdown \
 	kafka-up kafka-down help
 
 help:
@@ -23,6 +24,7 @@ help:
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
 	@echo "make bench-clicks - the click model's curve error against traffic, fit time"
+	@echo "make bench-experiments - calibration of the experiment verdicts (A/A, A/B)"
 	@echo "make bench-kafka - collect on a real broker vs raw kafka-python vs naive"
 	@echo "make bench-privacy - new query text at the caps per scrape; basic auth under attack"
 	@echo "make kafka-up / kafka-down - a local Apache Kafka broker (KRaft) from Maven jars"
@@ -85,6 +87,9 @@ bench-interleaving: install
 
 bench-clicks: install
 	$(PYTHON) -m benchmarks.click_model_bench --json benchmarks/results/click_model.json
+
+bench-experiments: install
+	$(PYTHON) -m benchmarks.experiments_bench --workers 2 --json benchmarks/results/experiments.json
 
 bench-privacy: install
 	$(PYTHON) -m benchmarks.privacy_bench --json benchmarks/results/privacy.json

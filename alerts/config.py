@@ -4,7 +4,9 @@ The monitoring-mixin `_config` habit: nothing a deployment needs to change is in
 are read like the collector's (`collector.config`): defaults < the `[alerts]` section of a TOML
 file < `SEARCHPULSE_ALERTS_*` environment variables < `--set alerts.SECTION.NAME=VALUE`, and an
 error names the key. The latency guardrail is not an alert setting: alerts read the collector's
-`metrics.latency_guardrail_s`, the value its latency histogram has a bucket boundary at.
+`metrics.latency_guardrail_s`, the value its latency histogram has a bucket boundary at; nor are
+the experiment settings (`experiments.*`: unit buckets, control variant, designed split,
+guardrail margins), which `searchpulse experiments` reads too.
 
 Change a default here, run `make generate`, commit the regenerated rules: the regenerate-and-diff
 test fails if the committed rules and this file disagree. `Profile.fast()` is the same rule set
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from collector.config import Config, ConfigError, Setting, load_config
+from collector.experiment_stats import ExperimentDesign
 
 OVERVIEW_DASHBOARD = "searchpulse-overview/search-quality-overview"
 HEALTH_DASHBOARD = "searchpulse-collector/searchpulse-collector-health"
@@ -29,6 +32,15 @@ _DURATION = re.compile(r"(\d+)([smhdw])")
 def percentile(quantile: float) -> str:
     """A quantile as on-call names it: 0.99 → p99, 0.999 → p99.9."""
     return f"p{quantile * 100:g}"
+
+
+def duration(seconds_: float) -> str:
+    """Seconds as a Prometheus duration of one unit: 6h, 90m, 45s (the largest unit that
+    divides it), the inverse of seconds(); how rules and panels name a seconds setting."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds_ >= size and not seconds_ % size:
+            return f"{int(seconds_ // size)}{unit}"
+    return f"{seconds_:g}s"
 
 
 def seconds(duration: str) -> int:
@@ -70,14 +82,8 @@ class Thresholds:
     judged_ndcg_drop_factor: float = 0.9
     judged_coverage_min: float = 0.6
     min_judged_searches_long_window: int = 200
-    # Sample-ratio mismatch: at least this many experiment searches in the ticket's long window.
-    min_searches_sample_ratio: int = 1000
-    # Guardrail non-inferiority: a variant's zero-result rate (Wilson low end) above the control
-    # variant's by this much (absolute), with the sample-ratio minimum of searches in the variant.
-    control_variant: str = "control"
-    guardrail_zero_result_margin: float = 0.01
-    # The same for the share of searches slower than the latency guardrail.
-    guardrail_slow_search_margin: float = 0.01
+    # Experiments (sample ratio, guardrails): the collector's experiments.* settings, which the
+    # verdict report reads too — see Profile.experiments.
     # Minimum traffic: fewer searches than this in the long window never page or ticket.
     min_searches_long_window: int = 200
     min_known_item_searches_long_window: int = 50
@@ -180,6 +186,8 @@ class Profile:
     deployment: Deployment = field(default_factory=Deployment)
     alerts: tuple[AlertRow, ...] = ALERTS
     latency_guardrail_s: float = 0.5  # the collector's metrics.latency_guardrail_s
+    # the collector's experiments.* settings: unit buckets, control, split, margins, minimums
+    experiments: ExperimentDesign = field(default_factory=ExperimentDesign.default)
 
     def __post_init__(self) -> None:
         check(self)
@@ -208,22 +216,20 @@ class Profile:
 _BOUNDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(("zero_result_rate_critical", "zero_result_rate_warning",
                      "known_item_zero_result_rate_critical", "latency_quantile",
-                     "judged_coverage_min", "invalid_record_ratio_warning",
-                     "guardrail_zero_result_margin", "guardrail_slow_search_margin"),
+                     "judged_coverage_min", "invalid_record_ratio_warning"),
                     (lambda v: 0 < v < 1, "a share between 0 and 1 (exclusive)")),
     **dict.fromkeys(("ctr_drop_factor", "judged_ndcg_drop_factor"),
                     (lambda v: 0 < v < 1, "a drop factor between 0 and 1 (exclusive)")),
     **dict.fromkeys(("zero_result_baseline_factor", "reformulation_rise_factor",
                      "abandonment_rise_factor"),
                     (lambda v: v > 1, "a rise factor above 1")),
-    **dict.fromkeys(("min_judged_searches_long_window", "min_searches_sample_ratio",
-                     "min_searches_long_window", "min_known_item_searches_long_window",
-                     "min_records_for_invalid_ratio", "consumer_lag_growing_from_records"),
+    **dict.fromkeys(("min_judged_searches_long_window", "min_searches_long_window",
+                     "min_known_item_searches_long_window", "min_records_for_invalid_ratio",
+                     "consumer_lag_growing_from_records"),
                     (lambda v: v >= 0, "a count >= 0")),
     **dict.fromkeys(("consumer_lag_records_warning", "event_staleness_s_critical",
                      "cessation_substantial_per_s"), (lambda v: v > 0, "> 0")),
     "cessation_window": (lambda v: bool(_DURATION.fullmatch(v)), "a duration like 10m"),
-    "control_variant": (bool, "a variant name"),
 }
 
 
@@ -296,7 +302,8 @@ def from_config(config: Config) -> Profile:
         parts[section] = kind(**{k: tuple(v) if isinstance(v, list) else v
                                  for k, v in values.items()})
     try:
-        return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"])
+        return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"],
+                       experiments=ExperimentDesign.from_config(config))
     except ConfigError as error:  # say where the offending value came from, as the
         key = re.match(r"[\w.]+", str(error)).group()  # collector's settings do
         if key not in config.sources:

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client.utils import floatToGoString
-
 from alerts.config import (
     EXPERIMENTS_DASHBOARD,
     HEALTH_DASHBOARD,
@@ -21,9 +19,12 @@ from alerts.config import (
     AlertRow,
     ConfigError,
     Profile,
+    duration,
     percentile,
     seconds,
 )
+from collector.experiment_stats import RATES, WITH_RESULTS, Rate, chi2_critical
+from collector.units import BUCKET_COUNTS
 
 Rule = dict[str, Any]
 
@@ -42,9 +43,6 @@ COUNTERS = {
     # clicks, and clicks weighted by 1/examination of their position (collector/examination.py)
     "clicks": "searchpulse_clicks_total",
     "debiased_clicks": "searchpulse_debiased_clicks_total",
-    # searches that reported a latency, and those within the guardrail (its bucket)
-    "timed_searches": "searchpulse_search_latency_seconds_count",
-    "fast_searches": "searchpulse_search_latency_seconds_bucket",
 }
 # the overview's headline row reads these
 HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
@@ -64,30 +62,27 @@ RATIOS = {
     # clicks per search, raw and inverse-propensity weighted (not proportions: no interval)
     "clicks_per_searches_with_results": ("clicks", "searches_with_results"),
     "debiased_clicks_per_searches_with_results": ("debiased_clicks", "searches_with_results"),
-    # share of searches slower than the latency guardrail (metrics.latency_guardrail_s)
-    "slow_searches_per_timed_searches": ("slow_searches", "timed_searches"),
 }
-# The rates the experiments dashboard shows per variant with a 95 % Wilson interval (1h); the
-# zero-result rate's 6h interval is the guardrail's.
-VARIANT_RATES = ("clicked_searches_per_searches_with_results",
-                 "reformulated_searches_per_searches",
-                 "abandoned_searches_per_searches_with_results",
-                 "converted_searches_per_searches_with_results")
-# The guardrails the experiments dashboard shows per variant over the ticket's long window (the
-# window their non-inferiority tickets read).
-GUARDRAIL_RATES = ("zero_result_searches_per_searches", "slow_searches_per_timed_searches")
+# Experiment rates (collector/experiment_stats.py): each per variant with its clustered 95 %
+# interval and its difference from the control; the guardrails' over the ticket window, the
+# rest over the paging window (the experiments dashboard).
+GUARDRAIL_RATES = tuple(rate for rate in RATES if rate.guardrail)
 LEVELS = {"application": "application", "application_stratum": "application, stratum",
           "application_variant": "application, variant",
-          "application_variant_team": "application, variant, team"}
-# Chi-square critical values at p = 0.001 by degrees of freedom (variants − 1): the sample-ratio
-# mismatch ticket tests an equal split of 2 to 5 variants.
-CHI2_CRITICAL = {1: 10.828, 2: 13.816, 3: 16.266, 4: 18.467}
+          "application_variant_team": "application, variant, team",
+          "application_variant_bucket": "application, variant, unit_bucket"}
+# The sample-ratio ticket tests 2 to this many variants (p = 0.001 critical value per count).
+MAX_TESTED_VARIANTS = 8
+# An experiment rate's counts per unit bucket: a bucket attribute → its metric's count name.
+BUCKET_COUNT_NAMES = {attribute: name for attribute, name, _ in BUCKET_COUNTS}
+BUCKET_COUNT_NAMES[WITH_RESULTS] = "searches_with_results"
 
 # Panel ids of the dashboards (dashboards/ builds its panels with these ids).
 PANELS = {
     "zero_result_rate": 2, "known_item_zero_result_rate": 3, "ctr": 4, "reformulation_rate": 5,
     "abandonment_rate": 6, "latency": 7, "traffic": 8, "judged_ndcg": 23, "judged_coverage": 24,
-    "experiment_traffic": 1, "experiment_zero_result": 2, "experiment_slow_searches": 16,
+    "experiment_traffic": 1, "experiment_zero_result_difference": 21,
+    "experiment_slow_search_difference": 22,
     "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
 }
 
@@ -141,67 +136,147 @@ class Recordings:
 
     def interleaving(self, window: str) -> tuple[str, str]:
         """Δ of each team against the rest (for two teams: Δ_AB) and the half-width of its
-        95 % interval, per application and variant (collector/interleaving.py)."""
+        95 % interval, per application and variant (collector/interleaving.py), clustered by
+        client: the score of team a in unit bucket b is y_b = wins_a,b + ties_b / 2 of n_b =
+        contests_b, and Δ + ½ = Σy / Σn with the buckets' variance (experiment_stats.py),
+        expanded as Σy² − 2p·Σyn + p²·Σn² (a bucket where a team won nothing has no series)."""
         sel = self.profile.deployment.selector
+        design = self.profile.experiments
+        factor = design.unit_buckets / (design.unit_buckets - 1)
+        in_bucket = "on (application, variant, unit_bucket) group_left"
         by = "on (application, variant) group_left"
         wins = self._add(
-            f"application_variant_team:searchpulse_interleaving_wins:increase{window}",
-            f"sum by (application, variant, team) (increase(searchpulse_interleaving_wins_total"
-            f"{{{sel}}}[{window}]))")
+            f"application_variant_team_bucket:searchpulse_experiment_interleaving_wins:"
+            f"increase{window}",
+            f"sum by (application, variant, team, unit_bucket) (increase("
+            f"searchpulse_experiment_interleaving_wins_total{{{sel}}}[{window}]))")
         ties = self._add(
-            f"application_variant:searchpulse_interleaving_ties:increase{window}",
-            f"sum by (application, variant) (increase(searchpulse_interleaving_ties_total"
-            f"{{{sel}}}[{window}]))")
+            f"application_variant_bucket:searchpulse_experiment_interleaving_ties:"
+            f"increase{window}",
+            f"sum by (application, variant, unit_bucket) (increase("
+            f"searchpulse_experiment_interleaving_ties_total{{{sel}}}[{window}]))")
+        contests_b = self._add(
+            f"application_variant_bucket:searchpulse_experiment_interleaving_contests:"
+            f"increase{window}",
+            f"sum by (application, variant, unit_bucket) ({wins}) + {ties}")
+        score = self._add(
+            f"application_variant_team_bucket:searchpulse_experiment_interleaving_score:"
+            f"increase{window}", f"{wins} + {in_bucket} {ties} / 2")
         contests = self._add(
             f"application_variant:searchpulse_interleaving_contests:increase{window}",
-            f"sum by (application, variant) ({wins}) + {ties} > 0")
+            f"sum by (application, variant) ({contests_b}) > 0")
         preference = self._add(
             f"application_variant_team:searchpulse_interleaving_preference:ratio_increase{window}",
-            f"({wins} + {by} {ties} / 2) / {by} {contests} - 0.5")
+            f"sum by (application, variant, team) ({score}) / {by} {contests} - 0.5")
+        share = f"({preference} + 0.5)"
+        spread = (f"sum by (application, variant, team) ({score} ^ 2) - 2 * {share} * sum by "
+                  f"(application, variant, team) ({score} * {in_bucket} {contests_b}) + "
+                  f"{share} ^ 2 * {by} sum by (application, variant) ({contests_b} ^ 2)")
         interval = self._add(
             f"application_variant_team:searchpulse_interleaving_preference_interval:"
             f"ratio_increase{window}",
-            f"1.96 * sqrt(clamp_min(({wins} + {by} {ties} / 4) / {by} {contests} - ({preference}"
-            f" + 0.5) ^ 2, 0) / {by} {contests})")
+            f"{design.t!r} * sqrt(clamp_min({factor!r} * ({spread}) / {by} {contests} ^ 2, 0))")
         return preference, interval
 
     def variant_count(self, count: str, window: str) -> str:
         """A count per application and experiment variant (every variant but none and
         other): its increase over the window."""
-        name = f"application_variant:searchpulse_{count}:increase{window}"
-        derived = {"searches_with_results": ("searches", "zero_result_searches"),
-                   "slow_searches": ("timed_searches", "fast_searches")}
-        if count in derived:
-            whole, part = (self.variant_count(c, window) for c in derived[count])
-            return self._add(name, f"{whole} - {part}")
-        within = (f',le="{floatToGoString(self.profile.latency_guardrail_s)}"'
-                  if count == "fast_searches" else "")
-        return self._add(name, f"sum by (application, variant) (increase({COUNTERS[count]}"
-                               f'{{{self.profile.deployment.selector},variant!~"none|other"'
-                               f"{within}}}[{window}]))")
+        return self._count_of("application_variant", count, window, lambda c: (
+            c, COUNTERS.get(c, ""), ',variant!~"none|other"'))
 
-    def variant_ratio(self, ratio: str, window: str) -> tuple[str, str]:
-        """A ratio per application and experiment variant over the window, and its
-        denominator's count (increase over the window, > 0)."""
+    def variant_ratio(self, ratio: str, window: str) -> str:
+        """A ratio per application and experiment variant over the window."""
         numerator, denominator = RATIOS[ratio]
         above = self.variant_count(numerator, window)
-        n = f"({self.variant_count(denominator, window)} > 0)"
+        below = self.variant_count(denominator, window)
         return self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
-                         f"{above} / {n}"), n
+                         f"{above} / ({below} > 0)")
 
-    def variant_rate(self, ratio: str, window: str) -> tuple[str, str, str]:
-        """A rate per application and experiment variant with its 95 % Wilson interval:
-        (rate, low, high). z = 1.96; n the denominator's count over the window."""
-        rate, n = self.variant_ratio(ratio, window)
-        z2 = 3.8416  # 1.96²
-        center = f"({rate} + {z2 / 2} / {n}) / (1 + {z2} / {n})"
-        half = (f"1.96 / (1 + {z2} / {n}) * sqrt({rate} * (1 - {rate}) / {n} + {z2 / 4} / {n} "
-                f"^ 2)")
-        low = self._add(f"application_variant:searchpulse_{ratio}:wilson_low_increase{window}",
-                        f"{center} - {half}")
-        high = self._add(f"application_variant:searchpulse_{ratio}:wilson_high_increase{window}",
-                         f"{center} + {half}")
-        return rate, low, high
+    # -- experiments at the unit of randomization (collector/experiment_stats.py) ------------
+    def bucket_count(self, count: str, window: str) -> str:
+        """An experiment count per application, variant and unit bucket (collector/units.py)
+        over the window."""
+        return self._count_of("application_variant_bucket", count, window, lambda c: (
+            f"experiment_{c}", f"searchpulse_experiment_{c}_total", ""))
+
+    def _count_of(self, level: str, count: str, window: str,
+                  source: Callable[[str], tuple[str, str, str]]) -> str:
+        """``count``'s increase over the window summed by ``level``; ``source(count)`` gives
+        its recorded name, its counter and extra matchers. Searches with results are derived:
+        searches − zero-result searches of the same level."""
+        name = f"{level}:searchpulse_{source(count)[0]}:increase{window}"
+        if count == "searches_with_results":
+            whole, part = (self._count_of(level, c, window, source)
+                           for c in ("searches", "zero_result_searches"))
+            return self._add(name, f"{whole} - {part}")
+        _, counter, matchers = source(count)
+        return self._add(name, f"sum by ({LEVELS[level]}) (increase({counter}"
+                               f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
+
+    def experiment_count(self, count: str, window: str) -> str:
+        """An experiment count per application and variant: the sum of its buckets."""
+        return self._add(f"application_variant:searchpulse_experiment_{count}:increase{window}",
+                         f"sum by (application, variant) ({self.bucket_count(count, window)})")
+
+    def clustered(self, rate: Rate, window: str) -> tuple[str, str, str, str]:
+        """(rate, variance, 95 % low, 95 % high) per application and variant: R = Σy / Σn over
+        the unit buckets, Var = B/(B−1) · Σ_b (y_b − R·n_b)² / (Σn)², R ± t·√Var (t: Student,
+        B − 1 degrees of freedom)."""
+        design = self.profile.experiments
+        factor = design.unit_buckets / (design.unit_buckets - 1)
+        y = self.bucket_count(BUCKET_COUNT_NAMES[rate.numerator], window)
+        n = self.bucket_count(BUCKET_COUNT_NAMES[rate.denominator], window)
+        total = self.experiment_count(BUCKET_COUNT_NAMES[rate.denominator], window)
+        above = self.experiment_count(BUCKET_COUNT_NAMES[rate.numerator], window)
+        name = f"application_variant:searchpulse_{rate.ratio}"
+        ratio = self._add(f"{name}:ratio_increase{window}", f"{above} / ({total} > 0)")
+        variance = self._add(
+            f"{name}:clustered_variance_increase{window}",
+            f"{factor!r} * sum by (application, variant) (({y} - {n} * on (application, "
+            f"variant) group_left {ratio}) ^ 2) / {total} ^ 2")
+        half = f"{design.t!r} * sqrt({variance})"
+        low = self._add(f"{name}:clustered_low_increase{window}", f"{ratio} - {half}")
+        high = self._add(f"{name}:clustered_high_increase{window}", f"{ratio} + {half}")
+        return ratio, variance, low, high
+
+    def difference(self, rate: Rate, window: str) -> tuple[str, str, str]:
+        """(difference, 95 % low, 95 % high) of each variant's rate from the control's, per
+        application: d = R_v − R_c, Var(d) = Var(R_v) + Var(R_c), d ± t·√Var(d)."""
+        design = self.profile.experiments
+        control, others = (f'{{variant="{design.control_variant}"}}',
+                           f'{{variant!="{design.control_variant}"}}')
+        ratio, variance, _, _ = self.clustered(rate, window)
+        name = f"application_variant:searchpulse_{rate.ratio}"
+        value = self._add(f"{name}:difference_increase{window}",
+                          f"{ratio}{others} - on (application) group_left {ratio}{control}")
+        half = (f"{design.t!r} * sqrt({variance}{others} + on (application) group_left "
+                f"{variance}{control})")
+        low = self._add(f"{name}:difference_low_increase{window}", f"{value} - {half}")
+        high = self._add(f"{name}:difference_high_increase{window}", f"{value} + {half}")
+        return value, low, high
+
+    def sample_ratio(self) -> tuple[str, str, str]:
+        """(χ² per application, units per application, variants tested per application) of
+        the units against the designed split (experiments.split, renormalized over the
+        designed variants present) or an equal split of the variants present."""
+        design = self.profile.experiments
+        units = self._add("application_variant:searchpulse_experiment_units:sum",
+                          f"sum by (application, variant) (searchpulse_experiment_units"
+                          f"{{{self.profile.deployment.selector}}})")
+        shares = (" or ".join(f'{units}{{variant="{variant}"}} * 0 + {share!r}'
+                              for variant, share in design.split)
+                  if design.split else f"{units} * 0 + 1")
+        share = self._add("application_variant:searchpulse_experiment_design_share:ratio",
+                          shares)
+        total = self._add("application:searchpulse_experiment_units:sum",
+                          f"sum by (application) ({units} and {share})")
+        expected = self._add(
+            "application_variant:searchpulse_experiment_units_expected:sum",
+            f"{share} / on (application) group_left () (sum by (application) ({share}) > 0) * on "
+            f"(application) group_left {total}")
+        chi2 = self._add("application:searchpulse_experiment_sample_ratio_chi2:sum",
+                         f"sum by (application) (({units} - {expected}) ^ 2 / ({expected} > 0))")
+        return chi2, total, f"count by (application) ({share})"
 
     def baseline(self, name: str) -> str:
         """The median of the same window 1, 2 and 3 weeks ago (of those that exist)."""
@@ -397,65 +472,58 @@ def _judgments_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
 
 @builds("SearchExperimentSampleRatioMismatch")
 def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
-    t = profile.thresholds
-    _, window = profile.windows.pair(row.windows)
-    searches = rec.variant_count("searches", window)
-    expected = rec._add(
-        f"application:searchpulse_searches_per_variant:increase{window}",
-        f"sum by (application) ({searches}) / (count by (application) ({searches}) > 0)")
-    chi2 = rec._add(
-        f"application:searchpulse_sample_ratio_chi2:increase{window}",
-        f"sum by (application) (({searches} - on (application) group_left {expected}) ^ 2 "
-        f"/ on (application) group_left () ({expected} > 0))")
-    variants = f"count by (application) ({searches})"
-    tests = "\nor ".join(f"({chi2} > {critical} and on (application) {variants} == {df + 1})"
-                         for df, critical in CHI2_CRITICAL.items())
+    design = profile.experiments
+    chi2, units, variants = rec.sample_ratio()
+    tests = "\nor ".join(
+        f"({chi2} > {chi2_critical(df)!r} and on (application) {variants} == {df + 1})"
+        for df in range(1, MAX_TESTED_VARIANTS))
+    split = (", ".join(f"{variant} {share:.0%}" for variant, share in design.split)
+             if design.split else "an equal split")
+    window = duration(design.unit_window_s)
     return Built(
-        f"({tests})\nand on (application) sum by (application) ({searches}) >= "
-        f"{t.min_searches_sample_ratio}",
+        f"({tests})\nand on (application) {units} >= {design.min_units}",
         "The experiment traffic of {{ $labels.application }} is not split as designed.",
-        f"The searches of {{{{ $labels.application }}}} over {window} are split across its "
-        f"variants so unevenly that an equal split explains it with p < 0.001 (chi-square "
-        f"{{{{ $value | printf \"%.1f\" }}}}): a sample-ratio mismatch. Assignment or logging "
-        f"is broken for one variant, and every comparison between them is biased until fixed.",
+        f"The units (distinct clients) of {{{{ $labels.application }}}} seen over the last "
+        f"{window} are split across its variants so unevenly that the design ({split}) "
+        f"explains it with p < 0.001 (chi-square {{{{ $value | printf \"%.1f\" }}}}): a "
+        f"sample-ratio mismatch. Assignment or logging is broken for one variant, and every "
+        f"comparison between them is biased until fixed.",
         "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD)
 
 
-def _non_inferiority(ratio: str, margin_setting: str, noun: str, summary: str,
-                     panel: str) -> Builder:
+def _non_inferiority(rate: Rate, noun: str, summary: str, panel: str) -> Builder:
     """Guardrails are read for non-inferiority, not lift: a variant fails when even the low end
-    of its rate's Wilson interval is worse than the control's rate by the margin, with the
-    sample-ratio minimum of searches (the rate's denominator) in the variant."""
+    of the clustered 95 % interval of its difference from the control is worse than the margin,
+    with experiments.min_searches (the rate's denominator) in the variant."""
 
     def build(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
-        t = profile.thresholds
-        margin = getattr(t, margin_setting)
+        design = profile.experiments
+        margin = getattr(design, rate.guardrail or "")
         _, window = profile.windows.pair(row.windows)
-        rate, low, _ = rec.variant_rate(ratio, window)
-        control = f'{rate}{{variant="{t.control_variant}"}}'
-        searches = rec.variant_count(RATIOS[ratio][1], window)
+        _, low, _ = rec.difference(rate, window)
+        searches = rec.experiment_count(BUCKET_COUNT_NAMES[rate.denominator], window)
         return Built(
-            f'{low}{{variant!="{t.control_variant}"}}\n'
-            f"> on (application) group_left () ({control} + {margin})\n"
-            f"and {searches} >= {t.min_searches_sample_ratio}",
+            f"{low} > {margin}\nand on (application, variant) {searches} >= "
+            f"{design.min_searches}",
             f"Variant {{{{ $labels.variant }}}} of {{{{ $labels.application }}}} {summary} "
             "than the control.",
-            f"Even the low end of the 95 % Wilson interval of the {noun} of variant "
-            f"{{{{ $labels.variant }}}} ({{{{ $value | humanizePercentage }}}} over {window}) is "
-            f"above the {t.control_variant} variant's rate plus the non-inferiority margin "
-            f"({margin:.0%}): the variant is worse on a guardrail, whatever it wins elsewhere.",
+            f"Even the low end of the 95 % interval (clustered by client) of the difference in "
+            f"the {noun} between variant {{{{ $labels.variant }}}} and the "
+            f"{design.control_variant} variant ({{{{ $value | humanizePercentage }}}} over "
+            f"{window}) is above the non-inferiority margin ({margin:.0%}): the variant is "
+            f"worse on a guardrail, whatever it wins elsewhere.",
             panel, dashboard=EXPERIMENTS_DASHBOARD)
 
     return build
 
 
+_ZERO_RATE, _SLOW_RATE = GUARDRAIL_RATES
 BUILDERS["SearchExperimentGuardrailWorse"] = _non_inferiority(
-    ZERO, "guardrail_zero_result_margin", "zero-result rate", "finds nothing more often",
-    "experiment_zero_result")
+    _ZERO_RATE, "zero-result rate", "finds nothing more often",
+    "experiment_zero_result_difference")
 BUILDERS["SearchExperimentLatencyGuardrailWorse"] = _non_inferiority(
-    "slow_searches_per_timed_searches", "guardrail_slow_search_margin",
-    "share of searches slower than the latency guardrail", "is slow more often",
-    "experiment_slow_searches")
+    _SLOW_RATE, "share of searches slower than the latency guardrail", "is slow more often",
+    "experiment_slow_search_difference")
 
 
 @builds("SearchTrafficCessation")
@@ -610,9 +678,12 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
     for count in HEADLINE_COUNTS:
         rec.count("application", count, profile.windows.page_short)
     rec.interleaving(profile.windows.page_long)  # the experiments dashboard's verdict
-    # every rate per experiment variant with its Wilson interval, for the experiments dashboard
-    for ratio in VARIANT_RATES:
-        rec.variant_rate(ratio, profile.windows.page_long)
+    # every experiment rate per variant with its clustered interval and its difference from
+    # the control, for the experiments dashboard (the guardrails' over their ticket window)
+    for rate in RATES:
+        window = profile.windows.ticket_long if rate.guardrail else profile.windows.page_long
+        rec.clustered(rate, window)
+        rec.difference(rate, window)
     for ratio in ("clicks_per_searches_with_results", "debiased_clicks_per_searches_with_results"):
         rec.variant_ratio(ratio, profile.windows.page_long)  # the experiments dashboard's IPS
     alerts: dict[str, list[Rule]] = {group: [] for group in GROUPS.values()}
@@ -621,8 +692,5 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
             raise ConfigError(f"alert {row.name}: no expression builder in alerts/rules.py")
         built = BUILDERS[row.name](profile, row, rec)
         alerts[GROUPS[built.kind]].append(alert_rule(profile, row, built))
-    # the experiments dashboard's guardrail panels, whether or not their alerts are deployed
-    for ratio in GUARDRAIL_RATES:
-        rec.variant_rate(ratio, profile.windows.ticket_long)
     return {"groups": [{"name": "searchpulse-recording", "rules": list(rec.rules.values())},
                        *({"name": name, "rules": rules} for name, rules in alerts.items())]}

@@ -79,6 +79,18 @@ def positive_int(text: str) -> int:
     return int(_bounded(value, text, value > 0, "an integer > 0"))
 
 
+def count(text: str) -> int:
+    """A number of things where none is a choice (``--users 0``: a new client per session)."""
+    value = int(_parsed(int, text))
+    return int(_bounded(value, text, value >= 0, "an integer >= 0"))
+
+
+def non_negative(text: str) -> float:
+    """A spread (``--user-click-sigma``): 0 is none."""
+    value = _parsed(float, text)
+    return _bounded(value, text, 0 <= value < float("inf"), "a number >= 0")
+
+
 def positive(text: str) -> float:
     value = _parsed(float, text)
     return _bounded(value, text, 0 < value < float("inf"), "a number > 0")
@@ -94,6 +106,12 @@ def preference(text: str) -> float:
     """``--interleaving``: the preference for ranker-b, P(click goes to b) − 0.5."""
     value = _parsed(float, text)
     return _bounded(value, text, -0.5 <= value <= 0.5, "between -0.5 and 0.5")
+
+
+def click_effect(text: str) -> float:
+    """``--treatment-click-effect``: added to a click probability, so strictly inside ±1."""
+    value = _parsed(float, text)
+    return _bounded(value, text, -1 < value < 1, "between -1 and 1 (exclusive)")
 
 
 def _unwritable(path: Path, error: OSError) -> argparse.ArgumentTypeError:

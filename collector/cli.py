@@ -93,7 +93,10 @@ def _spec(args: argparse.Namespace) -> Any:
                               sessions_per_second=args.sessions_per_second,
                               invalid_rate=args.invalid_rate,
                               incidents=[Incident.parse(text) for text in args.incident or ()],
-                              interleaving_preference=args.interleaving)
+                              interleaving_preference=args.interleaving, users=args.users,
+                              user_activity_sigma=args.user_activity_sigma,
+                              user_click_sigma=args.user_click_sigma,
+                              treatment_click_effect=args.treatment_click_effect)
         if args.start == "now":
             spec.start = time.time()
         elif args.start:
@@ -352,6 +355,43 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_experiments(args: argparse.Namespace) -> int:
+    from collector.experiment_stats import ExperimentDesign
+    from feedback.experiments import from_exposition, from_logs, text, verdicts
+    from feedback.experiments_report import page
+
+    config = _settings(args)
+    design = ExperimentDesign.from_config(config)
+    input_error = None
+    for path in [args.metrics] if args.metrics else args.files:
+        problem = kind.unreadable(path)
+        if problem:
+            log.error("input %s: %s", path, problem)
+            return EXIT_INPUT
+    if args.metrics:
+        with open(args.metrics, encoding="utf-8") as handle:
+            experiments = from_exposition(handle.read(), design.unit_buckets)
+    else:
+        progress = args.progress if args.progress is not None else sys.stderr.isatty()
+        experiments, input_error = from_logs(args.files, config, progress)
+    report = verdicts(experiments, design)
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as handle:
+            handle.write(page(report))
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text(report))
+    if input_error:
+        log.error("%s", input_error)
+        return EXIT_INPUT
+    if not report["applications"]:
+        log.error("no experiment in the input: no search has a variant other than none")
+        return EXIT_INPUT
+    return EXIT_OK
+
+
 def cmd_config_check(args: argparse.Namespace) -> int:
     config, _ = _profile(args, strict=True)
     width = max(len(key) for key in config)
@@ -430,7 +470,7 @@ def _live_judgments(parser: argparse.ArgumentParser) -> None:
 
 
 def _simulation(parser: argparse.ArgumentParser, sessions: int,
-                default_interleaving: float | None = None) -> None:
+                default_interleaving: float | None = None, default_users: int = 0) -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--sessions", type=kind.positive_int, default=sessions,
                         help=f"user sessions to simulate (default {sessions:,})")
@@ -446,15 +486,32 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
                         help="interleave a third of the experiment's sessions (team-draft); "
                              "each click goes to ranker-b with probability 0.5 + PREFERENCE "
                              f"(default {default_interleaving or 'off'})")
+    parser.add_argument("--users", type=kind.count, default=default_users,
+                        help="returning users the sessions are drawn from, each in one "
+                             "variant, with log-normal activity and its own click propensity "
+                             "(clustered traffic); 0: a new client per session (default "
+                             f"{default_users:,})")
+    parser.add_argument("--user-activity-sigma", type=kind.non_negative, default=1.0,
+                        help="σ of the users' log-normal activity (default 1)")
+    parser.add_argument("--user-click-sigma", type=kind.non_negative, default=0.8,
+                        help="σ of the users' click propensity on the logit scale (default 0.8)")
+    parser.add_argument("--treatment-click-effect", type=kind.click_effect, default=0.0,
+                        help="a known effect: the treatment's click probability plus this "
+                             "(default 0)")
     parser.add_argument("--start", metavar="now|-DURATION",
                         help="event time of the first session: now, or e.g. --start=-2h "
                              "(default: a fixed date, so output is reproducible)")
 
 
-def _alert_settings() -> tuple[Setting, ...]:
+def _profile_settings() -> tuple[Setting, ...]:
+    """The settings a deployment profile is read from: every alerts.* setting, the latency
+    guardrail and the experiment design (the collector's, which the rules must agree with)."""
     from alerts.config import SETTINGS
+    from collector.experiment_stats import ExperimentDesign
 
-    return SETTINGS
+    collector = {s.key: s for s in describe()}
+    return (*SETTINGS, collector["metrics.latency_guardrail_s"],
+            *(collector[key] for key in ExperimentDesign.keys()))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -537,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="simulated traffic → engine → /metrics, live view",
                        description="The embedded default: no Kafka, no Prometheus. Simulates "
                                    "traffic, serves /metrics and shows the headline rates.")
-    _simulation(p, 10**9, default_interleaving=0.1)
+    _simulation(p, 10**9, default_interleaving=0.1, default_users=20_000)
     p.add_argument("--speed", type=kind.positive, default=20.0,
                    help="event time runs this many times faster than the clock (default 20)")
     p.add_argument("--duration", metavar="DURATION",
@@ -733,16 +790,17 @@ def build_parser() -> argparse.ArgumentParser:
         "generate", help="write the alert rules, Alertmanager config and dashboards of a "
                          "deployment",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Generate, from one deployment profile (the config file's [metrics] and\n"
-                    "[alerts.*] tables, SEARCHPULSE_ALERTS_*, --set), the Prometheus rules,\n"
-                    "the Alertmanager configuration and the Grafana dashboards: every\n"
-                    "recording rule a panel reads is generated, every threshold a panel\n"
-                    "draws is the one its alert fires at.",
+        description="Generate, from one deployment profile (the config file's [metrics],\n"
+                    "[experiments] and [alerts.*] tables, SEARCHPULSE_*, --set), the\n"
+                    "Prometheus rules, the Alertmanager configuration and the Grafana\n"
+                    "dashboards: every recording rule a panel reads is generated, every\n"
+                    "threshold a panel draws is the one its alert fires at; the experiment\n"
+                    "rules read the design `searchpulse experiments` reads (experiments.*).",
         epilog="Writes to --out: searchpulse-rules.yml (Prometheus rule_files),\n"
                "alertmanager.yml, dashboards/overview.json, dashboards/experiments.json,\n"
                "dashboards/collector-health.json (Grafana file provisioning).\n"
                "Settings (config file key, environment variable):\n"
-               + "\n".join(f"  {s.key:<50} {s.env}" for s in _alert_settings())
+               + "\n".join(f"  {s.key:<50} {s.env}" for s in _profile_settings())
                + "\nExit codes: 0 ok, 2 a setting is invalid (the message names it).")
     p.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
                    help="directory for the files")
@@ -760,6 +818,34 @@ def build_parser() -> argparse.ArgumentParser:
                                       "(alerts.deployment.selector)")
     _common(p)
     p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser(
+        "experiments", help="experiment verdicts at the unit of randomization (clients)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Per application and experiment variant (query_attributes.variant): units\n"
+                    "(distinct clients), searches, the sample-ratio test (chi-square of units\n"
+                    "against experiments.split, else an equal split), every rate with its 95 %\n"
+                    "interval clustered by client (delta method over experiments.unit_buckets\n"
+                    "hashed client buckets), its difference from experiments.control_variant\n"
+                    "with its interval and a verdict (better / worse / inconclusive /\n"
+                    "guardrail breached), the power at the observed difference and the\n"
+                    "searches and units still needed for 80 %, interleaving's wins and Δ.\n"
+                    "The same numbers the recording rules compute (docs/metrics.md).",
+        epilog="From UBI logs (units: the distinct clients of the whole log) or, with\n"
+               "--metrics, from a /metrics exposition (a scrape of a collector, or replay\n"
+               "--metrics-out). Settings: experiments.* (searchpulse --help).\n"
+               "Exit codes: 0 ok, 2 configuration error, 3 input unreadable or no experiment.")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="UBI logs (JSON lines; .gz accepted; - for stdin)")
+    p.add_argument("--metrics", metavar="FILE",
+                   help="read the unit-bucket sums from this /metrics exposition instead")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--html", metavar="FILE", type=kind.output_file,
+                   help="also write the report as an HTML page")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    _common(p)
+    p.set_defaults(func=cmd_experiments)
 
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)

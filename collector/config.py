@@ -26,6 +26,12 @@ OTHER_PREFIXES = ("SEARCHPULSE_TEST_",)
 # Config-file sections only `searchpulse generate` and `config check` read (alerts/config.py adds
 # their settings): the collector's other subcommands skip them, so one file holds both.
 FOREIGN_SECTIONS = ("alerts.",)
+# Settings that moved (issue 28: the experiment design is one table the collector, the rules and
+# `searchpulse experiments` read): an old key is refused naming its new one.
+MOVED = {f"alerts.thresholds.{name}": f"experiments.{name}"
+         for name in ("control_variant", "guardrail_zero_result_margin",
+                      "guardrail_slow_search_margin")}
+MOVED["alerts.thresholds.min_searches_sample_ratio"] = "experiments.min_units"
 
 
 class ConfigError(ValueError):
@@ -43,7 +49,12 @@ class Setting:
 
     @property
     def env(self) -> str:
-        return ENV_PREFIX + self.key.upper().replace(".", "_")
+        return env_name(self.key)
+
+
+def env_name(key: str) -> str:
+    """The SEARCHPULSE_* variable of a setting key."""
+    return ENV_PREFIX + key.upper().replace(".", "_")
 
 
 def _positive(value: float) -> str | None:
@@ -94,6 +105,29 @@ def _store_url(value: str) -> str | None:
     if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
         return None
     return "must be sqlite:///PATH or postgresql://…"
+
+
+def _bucket_count(value: int) -> str | None:
+    return None if 2 <= value <= 1024 else "must be between 2 and 1024"
+
+
+def _split(value: list[str]) -> str | None:
+    from collector.experiment_stats import parse_split
+
+    try:
+        parse_split(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _variant(value: str) -> str | None:
+    from collector.labels import scrub
+
+    if value in ("none", "other") or scrub(value) != value:
+        return ("must be a variant label value (letters, digits, _ . : / - only, at most 64; "
+                "not none or other)")
+    return None
 
 
 def _measures(value: list[str]) -> str | None:
@@ -150,6 +184,41 @@ SETTINGS: tuple[Setting, ...] = (
             "Distinct `application` label values kept; later ones fold into `other`.", _positive),
     Setting("labels.variant_cap", int, 20,
             "Distinct `variant` label values kept; later ones fold into `other`.", _positive),
+    Setting("experiments.unit_buckets", int, 32,
+            "Hashed buckets of clients per experiment variant: the units of the clustered "
+            "(delta-method) variance of every experiment rate; bounds the label unit_bucket.",
+            _bucket_count),
+    Setting("experiments.unit_window_s", float, 21600.0,
+            "A client counts as a unit of its variant while its newest search is this recent "
+            "(event time); the sample-ratio test reads these units.", _positive),
+    Setting("experiments.max_variants", int, 40,
+            "(application, variant) pairs of experiments that get units and unit buckets "
+            "(bounds their series: at most this × unit_buckets × 10); later ones get none and "
+            "are counted in searchpulse_label_values_folded_total{label=\"experiment\"}.",
+            _positive),
+    Setting("experiments.max_units", int, 1_000_000,
+            "Clients tracked for the unit count per engine (memory bound, ~200 bytes each).",
+            _positive),
+    Setting("experiments.control_variant", str, "control",
+            "The variant every other one is compared with (differences, guardrails).",
+            _variant),
+    Setting("experiments.split", list, [],
+            "The designed split as VARIANT=SHARE items, e.g. control=0.5,treatment=0.5 (shares "
+            "sum to 1); the sample-ratio test checks it. Empty: an equal split of the variants "
+            "seen.", _split),
+    Setting("experiments.min_units", int, 1000,
+            "The sample-ratio test needs this many units in an application's experiment.",
+            _positive),
+    Setting("experiments.min_searches", int, 1000,
+            "A guardrail verdict needs this many searches (the rate's denominator) in the "
+            "variant.", _positive),
+    Setting("experiments.guardrail_zero_result_margin", float, 0.01,
+            "Non-inferiority margin of the zero-result rate (absolute): a variant breaches the "
+            "guardrail when the low end of its difference from the control exceeds it.",
+            _share),
+    Setting("experiments.guardrail_slow_search_margin", float, 0.01,
+            "The same for the share of searches slower than metrics.latency_guardrail_s.",
+            _share),
     Setting("strata.file", str, "",
             "CSV query,stratum (written by `searchpulse feedback`); empty: live sketch.",
             None),
@@ -419,7 +488,8 @@ def load_config(
             if setting is None and source == str(path) and key.startswith(FOREIGN_SECTIONS):
                 continue
             if setting is None:
-                raise ConfigError(f"{key} (from {source}): unknown setting")
+                moved = f"; replaced by {MOVED[key]}" if key in MOVED else ""
+                raise ConfigError(f"{key} (from {source}): unknown setting{moved}")
             label = setting.env if source == "environment" else source
             values[key] = _coerce(setting, raw, label)
             sources[key] = label
@@ -440,14 +510,16 @@ def unknown_variables(environ: Mapping[str, str], table: Mapping[str, Setting]
     when ``table`` does not hold that section."""
     known = {s.env for s in table.values()} | set(OTHER_VARIABLES)
     others = OTHER_PREFIXES + tuple(
-        ENV_PREFIX + section.upper().replace(".", "_") for section in FOREIGN_SECTIONS
+        env_name(section) for section in FOREIGN_SECTIONS
         if not any(key.startswith(section) for key in table))
+    moved = {env_name(old): env_name(new) for old, new in MOVED.items()}
     messages = []
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or name in known or name.startswith(others):
             continue
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-        hint = (f"did you mean {close[0]}?" if close else
+        hint = (f"replaced by {moved[name]}" if name in moved else
+                f"did you mean {close[0]}?" if close else
                 "settings are SEARCHPULSE_SECTION_NAME (searchpulse --help lists them)")
         messages.append(f"{name}: no such setting; {hint}")
     return tuple(messages)
@@ -475,6 +547,12 @@ def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
             "strata.head_share (from {}) must be below strata.torso_share".format(
                 sources["strata.head_share"])
         )
+    split = [item.partition("=")[0].strip() for item in values["experiments.split"]]
+    if split and values["experiments.control_variant"] not in split:
+        raise ConfigError(
+            "experiments.control_variant (from {}) must be one of the variants of "
+            "experiments.split ({}): the differences are read against it".format(
+                sources["experiments.control_variant"], ", ".join(split)))
     for key in ("strata.file", "strata.known_item_titles_file"):
         if values[key] and not Path(values[key]).is_file():
             raise ConfigError(f"{key} (from {sources[key]}): no such file {values[key]!r}")

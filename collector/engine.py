@@ -36,6 +36,7 @@ from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
 from collector.stream_clock import SAMPLE_MASK, TICKS, Reference, StreamClock
+from collector.units import UnitTracker, reset_experiment
 from collector.view import View
 from collector.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
 
@@ -66,10 +67,14 @@ class Engine:
         self.dead_letters = dead_letters or DiscardWithCount()
         self.stats = acc.PipelineStats()
         self.table = SeriesTable(config["labels.application_cap"], config["labels.variant_cap"],
-                                 config["metrics.latency_guardrail_s"])
+                                 config["metrics.latency_guardrail_s"],
+                                 config["experiments.unit_buckets"],
+                                 config["experiments.max_variants"])
         self.strata = StrataClassifier.from_config(config)
         self.sessions = Sessionizer(
             self.table, self.strata, self.stats,
+            UnitTracker(config["experiments.unit_window_s"], config["experiments.max_units"],
+                        config["metrics.latency_guardrail_s"], self.stats.data_quality),
             reformulation_s=config["windows.reformulation_s"],
             abandonment_s=config["windows.abandonment_s"],
             attribution_s=config["windows.attribution_s"],
@@ -317,8 +322,11 @@ class Engine:
         from records already counted elsewhere (see docs/delivery.md)."""
         for series in self.table.series:
             reset_series(series)
+        for experiment in self.table.experiments:
+            reset_experiment(experiment)
         self.stats.reset()
         self.table.application.folded = self.table.variant.folded = 0
+        self.table.experiments_refused = 0
 
     def view(self, release: bool = True) -> View:
         """The live counts and state gauges, for exposition (no copy). ``release``: apply the
@@ -328,8 +336,10 @@ class Engine:
         now = max(clock.now, 0.0) if clock.now < inf else max(self.newest, 0.0)
         return View(
             series=list(self.table.series),
+            experiments=list(self.table.experiments),
             stats=self.stats,
-            folded={c.name: c.folded for c in (self.table.application, self.table.variant)},
+            folded={**{c.name: c.folded for c in (self.table.application, self.table.variant)},
+                    "experiment": self.table.experiments_refused},
             gauges={
                 "last_event_timestamp_seconds": now,
                 "watermark_timestamp_seconds": now if self.closed

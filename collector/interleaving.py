@@ -15,10 +15,13 @@ hits). Per interleaved search, over its attribution window (the clicks CTR count
 
 Exposed per (application, stratum, variant) series: wins per team, ties, unattributed clicks.
 For two teams A and B, Δ_AB = (wins_A + ties/2) / (wins_A + wins_B + ties) − 0.5 (Chapelle et
-al. 2012); its recording rule and 95 % interval are in alerts/rules.py, docs/metrics.md.
+al. 2012); its 95 % interval, clustered by client over the unit buckets, is
+``experiment_stats.interleaving_preference`` and the recording rules of alerts/rules.py.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from collector.events import EventObject
 
@@ -49,13 +52,28 @@ def outcome(teams: dict[str, int]) -> tuple[str | None, int]:
     return ranked[0][1], unattributed
 
 
-def preference(wins_a: int, wins_b: int, ties: int) -> tuple[float, float] | None:
-    """(Δ_AB, half-width of its 95 % interval); None without a contest. The per-search score
-    is 1 (A wins), ½ (tie) or 0 (B wins); Δ = mean − ½, the interval mean ± 1.96 · sd / √n —
-    exactly what the recording rules compute from the counters."""
-    contests = wins_a + wins_b + ties
-    if not contests:
-        return None
-    mean = (wins_a + ties / 2) / contests
-    variance = (wins_a + ties / 4) / contests - mean * mean
-    return mean - 0.5, 1.96 * (max(variance, 0.0) / contests) ** 0.5
+def credit(target: Any, teams: dict[str, int]) -> None:
+    """Add one interleaved search's outcome (its clicks per team, ``UNTAGGED`` included) to
+    ``target``: a quality series or a unit bucket (collector/units.py), both holding
+    ``interleaving_wins`` and ``interleaving_ties``. In a tie every tying team gets its
+    sample (0 wins)."""
+    winner, _ = outcome(teams)
+    wins = target.interleaving_wins
+    if wins is None:
+        wins = target.interleaving_wins = {}
+    if winner is None:
+        target.interleaving_ties += 1
+        for team in teams:
+            if team != UNTAGGED:
+                _capped(wins, team)
+    else:
+        wins[_capped(wins, winner)] += 1
+
+
+def _capped(wins: dict[str, int], team: str) -> str:
+    """The team's key in ``wins`` (at most TEAM_CAP teams, then "other")."""
+    if team not in wins:
+        if len(wins) >= TEAM_CAP:
+            team = "other"
+        wins.setdefault(team, 0)
+    return team

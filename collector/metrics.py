@@ -32,6 +32,7 @@ from collector import __version__
 from collector import accounting as acc
 from collector.outcomes import REFORMULATION_KINDS
 from collector.quality import Buckets, QualitySeries
+from collector.units import BUCKET_COUNTS, ExperimentUnits
 from collector.view import View
 
 QUALITY_LABELS = ("application", "stratum", "variant")
@@ -119,7 +120,7 @@ class Exposition:
             view = self._current = self.view()
             written, quality = self._written
             if written is not view:
-                quality = quality_text(view.series)
+                quality = quality_text(view.series) + experiment_text(view.experiments)
                 self._written = (view, quality)
             return quality + generate_latest(self.registry)
 
@@ -201,6 +202,57 @@ def quality_text(series: list[QualitySeries]) -> bytes:
     return "".join(lines).encode()
 
 
+UNITS_HELP = ("Distinct clients (client_id) with a search of this experiment variant within the "
+              "last experiments.unit_window_s of event time.")
+WITHOUT_CLIENT_ID_HELP = ("Searches of this experiment variant without a client_id: counted in "
+                          "searchpulse_searches_total, in no unit, unit bucket or experiment "
+                          "statistic.")
+EXPERIMENT_INTERLEAVING_HELP = {
+    "wins": "Team-draft interleaved searches won by this team, per unit bucket.",
+    "ties": "Team-draft interleaved searches whose teams tied, per unit bucket.",
+}
+
+
+def experiment_text(experiments: list[ExperimentUnits]) -> bytes:
+    """The experiment families: units per (application, variant), and per unit bucket the
+    sums the clustered variance is computed from (collector/units.py); a bucket no client
+    fell into yet is not written."""
+    lines: list[str] = []
+    add = lines.append
+    _header(add, "searchpulse_experiment_units", UNITS_HELP, "gauge")
+    for e in experiments:
+        add(f'searchpulse_experiment_units{{application="{_escape(e.application)}",'
+            f'variant="{_escape(e.variant)}"}} {floatToGoString(e.units)}\n')
+    _header(add, "searchpulse_experiment_searches_without_client_id_total",
+            WITHOUT_CLIENT_ID_HELP, "counter")
+    for e in experiments:
+        add(f'searchpulse_experiment_searches_without_client_id_total{{application='
+            f'"{_escape(e.application)}",variant="{_escape(e.variant)}"}} '
+            f'{floatToGoString(e.without_client_id)}\n')
+    filled = [(e, b, f'application="{_escape(e.application)}",unit_bucket="{b.index}",'
+                     f'variant="{_escape(e.variant)}"') for e in experiments for b in e.filled()]
+    for attribute, name, help_text in BUCKET_COUNTS:
+        _header(add, f"searchpulse_experiment_{name}_total", help_text, "counter")
+        for _, b, labels in filled:
+            add(f"searchpulse_experiment_{name}_total{{{labels}}} "
+                f"{floatToGoString(getattr(b, attribute))}\n")
+    interleaved = [(e, b, labels) for e, b, labels in filled if b.interleaving_wins is not None]
+    _header(add, "searchpulse_experiment_interleaving_wins_total",
+            EXPERIMENT_INTERLEAVING_HELP["wins"], "counter")
+    for e, b, _ in interleaved:
+        head = f'application="{_escape(e.application)}",team="'
+        tail = f'",unit_bucket="{b.index}",variant="{_escape(e.variant)}"'
+        for team, wins in b.interleaving_wins.items():
+            add(f"searchpulse_experiment_interleaving_wins_total{{{head}{_escape(team)}{tail}}} "
+                f"{floatToGoString(wins)}\n")
+    _header(add, "searchpulse_experiment_interleaving_ties_total",
+            EXPERIMENT_INTERLEAVING_HELP["ties"], "counter")
+    for _, b, labels in interleaved:
+        add(f"searchpulse_experiment_interleaving_ties_total{{{labels}}} "
+            f"{floatToGoString(b.interleaving_ties)}\n")
+    return "".join(lines).encode()
+
+
 def _header(add: Callable[[str], None], name: str, help_text: str, kind: str) -> None:
     escaped = help_text.replace("\\", r"\\").replace("\n", r"\n")
     add(f"# HELP {name} {escaped}\n# TYPE {name} {kind}\n")
@@ -248,9 +300,11 @@ def _pipeline(view: View) -> Iterator[Metric]:
     yield offsets
     family = CounterMetricFamily(
         "searchpulse_label_values_folded",
-        "Searches whose label value was folded into `other` by the cardinality cap.",
+        "Searches whose label value was folded into `other` by the cardinality cap; "
+        "label=experiment: experiment variants beyond experiments.max_variants (no unit "
+        "statistics).",
         labels=("label",))
-    for label in ("application", "variant"):
+    for label in ("application", "variant", "experiment"):
         family.add_metric((label,), view.folded.get(label, 0))
     yield family
 

@@ -10,8 +10,9 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
-from collector.labels import CappedLabel
+from collector.labels import NONE, OTHER, CappedLabel
 from collector.outcomes import REFORMULATION_KINDS
+from collector.units import ExperimentUnits
 
 STRATA = ("head", "torso", "tail", "known_item")
 HEAD, TORSO, TAIL, KNOWN_ITEM = range(4)
@@ -59,6 +60,7 @@ class QualitySeries:
         "judged_err_sum", "judged_coverage_sum", "debiased_clicks", "interleaving_wins",
         "interleaving_ties",
         "interleaving_unattributed", "time_to_first_click", "first_click_position", "latency",
+        "experiment",
     )
 
     def __init__(self, application: str, stratum: str, variant: str,
@@ -91,6 +93,8 @@ class QualitySeries:
         self.time_to_first_click = Buckets(TIME_TO_FIRST_CLICK_BUCKETS)
         self.first_click_position = Buckets(FIRST_CLICK_POSITION_BUCKETS)
         self.latency = Buckets(latency_bounds)
+        # an experiment variant's units and unit buckets (shared by its strata), else None
+        self.experiment: ExperimentUnits | None = None
 
 
 _COUNTS = ("searches", "zero_result", "unknown_result_count", "clicked", "clicks", "converted",
@@ -166,13 +170,22 @@ def reset_series(s: QualitySeries) -> None:
 
 
 class SeriesTable:
-    """Resolves raw (application, variant, stratum) to its series; labels are capped."""
+    """Resolves raw (application, variant, stratum) to its series; labels are capped. Every
+    experiment variant (a variant but ``none`` and ``other``) also gets its ``ExperimentUnits``
+    with ``unit_buckets`` buckets (collector/units.py), the first ``max_experiments`` of them:
+    at most that many × buckets × 10 series; later ones are counted in ``experiments_refused``
+    (exposed as ``searchpulse_label_values_folded_total{label="experiment"}``)."""
 
-    def __init__(self, application_cap: int, variant_cap: int, latency_guardrail_s: float) -> None:
+    def __init__(self, application_cap: int, variant_cap: int, latency_guardrail_s: float,
+                 unit_buckets: int = 32, max_experiments: int = 40) -> None:
         self.application = CappedLabel("application", application_cap)
         self.variant = CappedLabel("variant", variant_cap)
         self.latency_bounds = latency_buckets(latency_guardrail_s)
+        self.unit_buckets = unit_buckets
+        self.max_experiments = max_experiments  # bounds the unit-bucket series
+        self.experiments_refused = 0  # experiment variants beyond it: no unit statistics
         self.series: list[QualitySeries] = []  # append-only: safe to iterate during a scrape
+        self.experiments: list[ExperimentUnits] = []  # append-only, like ``series``
         self._by_raw: dict[object, dict[object, list[QualitySeries]]] = {}
         self._by_value: dict[tuple[str, str], list[QualitySeries]] = {}
 
@@ -190,6 +203,15 @@ class SeriesTable:
         if row is None:
             row = [QualitySeries(values[0], name, values[1], self.latency_bounds)
                    for name in STRATA]
+            if values[1] in (NONE, OTHER):
+                pass
+            elif len(self.experiments) >= self.max_experiments:
+                self.experiments_refused += 1
+            else:
+                experiment = ExperimentUnits(*values, self.unit_buckets)
+                for series in row:
+                    series.experiment = experiment
+                self.experiments.append(experiment)
             self._by_value[values] = row
             self.series.extend(row)
         if "other" not in values and len(self._by_raw) < 4 * self.application.cap:

@@ -18,6 +18,7 @@ from collector.query_store import StoreError
 from collector.redaction import redact
 from collector.replay_progress import ReplayProgress
 from collector.sources.files import (
+    Input,
     InputError,
     InputMismatch,
     input_size,
@@ -48,7 +49,6 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     ``input_error`` names the file."""
     dead_letters = DeadLetterFile(dlq) if dlq else None
     writer = StoreWriter.from_config(config, store)
-    bar = None
     try:
         inputs = open_inputs(paths, digest=writer is not None)
         tracker = None
@@ -59,30 +59,16 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
             inputs = tracker.inputs + [i for i in inputs if i.head is None]
         engine = Engine(config, dead_letters,
                         query_stats=writer.new_stats() if writer is not None else None)
-        batches = read_batches(inputs, tracker.until if tracker is not None else None)
-        if progress:
-            bar = tqdm(total=input_size(paths), unit="B", unit_scale=True, desc="replay")
-            batches = _counting_bytes(batches, bar)
-        input_error = None
-        try:
-            if writer is None or tracker is None:
-                for batch in batches:
-                    engine.process_all(batch)
-            else:
-                _mismatch_refused(writer, lambda: _into_store(engine, batches, writer,
-                                                              tracker))
-        except InputError as error:
-            input_error = str(error)
-        if tracker is not None:
+        if tracker is None:
+            input_error = feed(engine, paths, progress, inputs)
+        else:
+            input_error = _mismatch_refused(writer, lambda: feed(
+                engine, paths, progress, inputs, tracker.until,
+                lambda batches: _into_store(engine, batches, writer, tracker)))
             _mismatch_refused(writer, tracker.finish)
-        engine.close()
-        if writer is not None and not writer.flush(
-                [engine.query_stats], wait=True,
-                inputs=tracker.marks() if tracker is not None else None):
-            raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
+            if not writer.flush([engine.query_stats], wait=True, inputs=tracker.marks()):
+                raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
     finally:
-        if bar is not None:
-            bar.close()
         if dead_letters:
             dead_letters.close()
         if writer is not None:
@@ -96,6 +82,34 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     if input_error:
         summary["input_error"] = input_error
     return summary
+
+
+def feed(engine: Engine, paths: list[str], progress: bool = False,
+         inputs: list[Input] | None = None, until: int | None = None,
+         process: Callable[[Iterator[list[bytes]]], None] | None = None) -> str | None:
+    """Every record of ``paths`` through ``engine`` (``process``: how, batch by batch; default
+    each batch in turn), then close it; the message of an input that could not be read to its
+    end (what was read before is applied), else None. ``inputs``: ``paths`` opened already;
+    ``until``: where a resumed replay catches up (files.read_batches)."""
+    batches = read_batches(inputs if inputs is not None else open_inputs(paths), until)
+    run = process or (lambda records: _each(engine, records))
+    input_error = None
+    try:
+        if progress:
+            with tqdm(total=input_size(paths), unit="B", unit_scale=True,
+                      desc="replay") as bar:
+                run(_counting_bytes(batches, bar))
+        else:
+            run(batches)
+    except InputError as error:
+        input_error = str(error)
+    engine.close()
+    return input_error
+
+
+def _each(engine: Engine, batches: Iterator[list[bytes]]) -> None:
+    for batch in batches:
+        engine.process_all(batch)
 
 
 def _into_store(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter,

@@ -30,12 +30,13 @@ import msgspec
 
 from collector import accounting as acc
 from collector.events import EventAttributes, WireRecord
-from collector.interleaving import TEAM_CAP, UNTAGGED, outcome, team_of
+from collector.interleaving import UNTAGGED, credit, team_of
 from collector.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.outcomes import reformulation_kind
 from collector.quality import QualitySeries, SeriesTable
 from collector.query_stats import QueryRow, QueryStats
 from collector.strata import StrataClassifier
+from collector.units import BucketCounts, UnitTracker
 from collector.zero_result_queries import TopZeroResultQueries
 
 # Search.flags bits; the page size of the first result page is kept above them.
@@ -67,15 +68,7 @@ class Search(msgspec.Struct, gc=False):
     seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
     row: QueryRow | None = None  # its per-query aggregate row, while that row is live
     teams: dict[str, int] | None = None  # interleaving: clicks per team, from the first tagged
-
-
-def _capped(wins: dict[str, int], team: str) -> str:
-    """The team's key in a series' wins (at most TEAM_CAP teams, then "other")."""
-    if team not in wins:
-        if len(wins) >= TEAM_CAP:
-            team = "other"
-        wins.setdefault(team, 0)
-    return team
+    unit: BucketCounts | None = None  # in an experiment: its client's unit bucket (units.py)
 
 
 class PageAlias(msgspec.Struct, gc=False):
@@ -95,6 +88,7 @@ class Sessionizer:
         table: SeriesTable,
         strata: StrataClassifier,
         stats: acc.PipelineStats,
+        units: UnitTracker,
         reformulation_s: float = 300.0,
         abandonment_s: float = 300.0,
         attribution_s: float = 1800.0,
@@ -103,6 +97,7 @@ class Sessionizer:
         query_stats: QueryStats | None = None,
         team_attribute: bool = False,
     ) -> None:
+        """``units``: the experiments' unit tracker (collector/units.py)."""
         self.table = table
         self.strata = strata
         self.stats = stats
@@ -113,6 +108,7 @@ class Sessionizer:
         self.zero_result_queries = zero_result_queries or TopZeroResultQueries()
         self.query_stats = query_stats  # per-query aggregates, when a store is configured
         self.team_attribute = team_attribute  # events.team_attribute is set
+        self.units = units
         self.judged: JudgedRankings | None = None  # the judgment set, when one is loaded
         # application → IPS weight per position (collector/examination.py), when loaded
         self.click_weights: dict[str, tuple[float, ...]] | None = None
@@ -145,6 +141,8 @@ class Sessionizer:
                 and not previous.flags & CLICKED and previous.normalized != text.normalized):
             previous.series.reformulated[reformulation_kind(previous.normalized,
                                                            text.normalized)] += 1
+            if previous.unit is not None:
+                previous.unit.reformulated += 1
             if self.query_stats is not None:
                 row = self._row(previous)
                 row.reformulated += 1
@@ -177,13 +175,28 @@ class Sessionizer:
             elif total_hits is None:
                 series.unknown_result_count += 1
                 self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
-        if attrs is not None and (latency := attrs.latency_ms) is not None:
-            if latency >= 0:
-                series.latency.observe(latency / 1000.0)
-            else:  # events.INVALID_LATENCY_MS: sent, but not a latency
-                self.stats.data_quality[acc.INVALID_LATENCY] += 1
+        latency = attrs.latency_ms if attrs is not None else None
+        if latency is not None and latency < 0:
+            # events.INVALID_LATENCY_MS: sent, but not a latency (no timing, for units either)
+            self.stats.data_quality[acc.INVALID_LATENCY] += 1
+            latency = None
+        if latency is not None:
+            series.latency.observe(latency / 1000.0)
+        unit = None
+        experiment = series.experiment
+        if experiment is not None:  # an experiment variant: count its client's bucket
+            if rec.client_id is None:  # no unit to attribute it to (docs/metrics.md, "Unit")
+                experiment.without_client_id += 1
+            else:
+                unit = self.units.counts(experiment, rec.client_id, ts)
+                unit.searches += 1
+                unit.zero_result += flags & ZERO_RESULT
+                if latency is not None:
+                    unit.timed += 1
+                    if latency / 1000.0 > self.units.guardrail_s:
+                        unit.slow += 1
 
-        search = Search(key, session_key, text.normalized, ts, series, flags)
+        search = Search(key, session_key, text.normalized, ts, series, flags, unit=unit)
         if self.query_stats is not None:
             row = search.row = self.query_stats.row(ts, series.application, text.normalized)
             row.searches += 1
@@ -296,6 +309,8 @@ class Sessionizer:
             if not flags & CONVERTED:
                 search.flags = flags | CONVERTED
                 series.converted += 1
+                if search.unit is not None:
+                    search.unit.converted += 1
                 if row is not None:
                     row.converted += 1
             return acc.ACCEPTED
@@ -318,6 +333,8 @@ class Sessionizer:
         if not flags & CLICKED:
             search.flags = flags | CLICKED
             series.clicked += 1
+            if search.unit is not None:
+                search.unit.clicked += 1
             series.time_to_first_click.observe(ts - search.ts)
             if position:
                 series.first_click_position.observe(position)
@@ -346,23 +363,14 @@ class Sessionizer:
 
     @staticmethod
     def _credit(search: Search) -> None:
-        """An interleaved search's outcome, once its attribution window closed."""
+        """An interleaved search's outcome, once its attribution window closed: in its series
+        and, in an experiment, in its client's unit bucket."""
         teams = search.teams
         assert teams is not None
-        winner, unattributed = outcome(teams)
-        series = search.series
-        series.interleaving_unattributed += unattributed
-        wins = series.interleaving_wins
-        if wins is None:
-            wins = series.interleaving_wins = {}
-        if winner is None:
-            series.interleaving_ties += 1
-            for team in teams:  # every tying team gets its series sample (0 wins)
-                if team != UNTAGGED:
-                    _capped(wins, team)
-        else:
-            key = _capped(wins, winner)
-            wins[key] += 1
+        search.series.interleaving_unattributed += teams.get(UNTAGGED, 0)
+        credit(search.series, teams)
+        if search.unit is not None:
+            credit(search.unit, teams)
 
     def _row(self, search: Search) -> QueryRow:
         row = search.row
@@ -397,11 +405,17 @@ class Sessionizer:
                 search.series.zero_result_exits += 1
             else:
                 search.series.abandoned += 1
+                if search.unit is not None:
+                    search.unit.abandoned += 1
                 if self.query_stats is not None:
                     self._row(search).abandoned += 1
 
     def expire_before(self, t: float) -> None:
-        """Decide every outcome and evict every search whose deadline is before ``t``."""
+        """Decide every outcome and evict every search whose deadline is before ``t``; forget
+        the experiments' clients not seen for their window (not at the end of input, ``t``
+        infinite: the count then stays that of the newest time)."""
+        if t < inf:
+            self.units.expire_before(t)
         due = self.outcome_due
         horizon = t - self.abandonment_s  # deadline < t  ⇔  search.ts < t − window
         while due and due[0].ts < horizon:

@@ -13,6 +13,12 @@ from typing import Any
 
 from collector.accounting import PipelineStats
 from collector.quality import QualitySeries, merge_series, series_from_dict, series_to_dict
+from collector.units import (
+    ExperimentUnits,
+    experiment_from_dict,
+    experiment_to_dict,
+    merge_experiments,
+)
 from collector.zero_result_queries import Candidate, QueryRelease, Released, merge_candidates
 
 GAUGES = ("last_event_timestamp_seconds", "watermark_timestamp_seconds", "open_sessions",
@@ -25,6 +31,8 @@ class View:
     stats: PipelineStats
     folded: dict[str, int]  # label name → searches folded into `other`
     gauges: dict[str, float] = field(default_factory=dict)
+    # experiment variants: unit-bucket counts and (state) units, collector/units.py
+    experiments: list[ExperimentUnits] = field(default_factory=list)
     # Unfiltered (never exposed): what a merge of several engines' views releases from.
     top_candidates: dict[str, list[Candidate]] = field(default_factory=dict)
     released: Released = field(default_factory=lambda: Released({}, {}))
@@ -52,6 +60,7 @@ def merge_views(views: Iterable[View], release: QueryRelease | None = None) -> V
         stats=PipelineStats.merge(v.stats for v in views),
         folded=dict(folded),
         gauges=gauges,
+        experiments=merge_experiments(e for v in views for e in v.experiments),
         top_candidates=candidates,
         released=release.release(candidates) if release else Released({}, {}),
     )
@@ -66,6 +75,7 @@ def view_to_dict(view: View) -> dict[str, Any]:
         "clock_offsets": {"counts": view.stats.clock_offsets.counts,
                           "sum": view.stats.clock_offsets.sum},
         "folded": view.folded,
+        "experiments": [experiment_to_dict(e) for e in view.experiments],
     }
 
 
@@ -78,4 +88,5 @@ def view_from_dict(data: dict[str, Any]) -> View:
         stats.clock_offsets.counts = list(data["clock_offsets"]["counts"])
         stats.clock_offsets.sum = data["clock_offsets"]["sum"]
     return View(series=[series_from_dict(s) for s in data["series"]], stats=stats,
-                folded=dict(data["folded"]))
+                folded=dict(data["folded"]),
+                experiments=[experiment_from_dict(e) for e in data.get("experiments", ())])

@@ -1,10 +1,12 @@
-"""Experiments: every quality rate per variant, and each variant's share of traffic."""
+"""Experiments: every quality rate per variant and its difference from the control, each with
+its 95 % interval clustered by client, each variant's share of units and traffic, interleaving."""
 
 from __future__ import annotations
 
-from alerts.config import Profile, percentile
+from alerts.config import Profile, duration, percentile
+from collector.experiment_stats import RATES, chi2_critical
 from dashboards import queries as q
-from dashboards.panels import board, link, series_panel, variables
+from dashboards.panels import board, link, series_panel, thresholds, variables
 
 UID = "searchpulse-experiments"
 
@@ -13,6 +15,8 @@ def build(profile: Profile):
     """Per-variant panels over the windows ``profile``'s recording rules and guardrail tickets
     read: the paging long window for the verdicts, the ticket's long window for guardrails."""
     page_long, ticket = profile.windows.page_long, profile.windows.ticket_long
+    design = profile.experiments
+    unit_window = duration(design.unit_window_s)
     latency = percentile(profile.thresholds.latency_quantile)
     preference, interval = q.preference(page_long)
     experiments = variables(
@@ -23,9 +27,13 @@ def build(profile: Profile):
         .link(link("Collector health", "searchpulse-collector")))
     share = (f"{q.rate('searchpulse_searches_total', 'variant')} / ignoring(variant) "
              f"group_left {q.SEARCHES_PER_S}")
+    unit_share = f"{q.UNITS} / ignoring(variant) group_left sum({q.UNITS})"
     experiments = experiments.with_panel(series_panel(
-        1, "Traffic share by variant", "Share of searches per variant (a split that drifts "
-        "from the design is a sample-ratio mismatch).", "percentunit", [(share, "{{variant}}")],
+        1, "Traffic share by variant: units and searches", "Share of units (distinct clients "
+        f"of the last {unit_window}) per variant, which the sample-ratio test "
+        "reads: a split of units that drifts from the design is a sample-ratio mismatch. The "
+        "share of searches drifts more by chance (a client brings all its searches along).",
+        "percentunit", [(unit_share, "units {{variant}}"), (share, "searches {{variant}}")],
         (8, 12, 0, 0)))
     for n, (title, (numerator, denominator)) in enumerate(q.RATES.items(), start=1):
         experiments = experiments.with_panel(series_panel(
@@ -47,8 +55,9 @@ def build(profile: Profile):
         [(q.ratio(*q.JUDGED_COVERAGE, by="variant"), "{{variant}}")], (8, 12, 12, 32)))
     verdict = (f"Team-draft interleaving: each team's credit Δ = (wins + ties/2) / (wins + "
                f"ties of all teams) − 0.5 over the last {page_long}, with its 95 % "
-               "interval (normal approximation over per-search scores 1, ½, 0). With two teams "
-               "this is Δ_AB; an interval clear of 0 is the verdict.")
+               "interval clustered by client (delta method over the hashed client buckets of "
+               "per-search scores 1, ½, 0). With two teams this is Δ_AB; an interval clear of "
+               "0 is the verdict.")
     experiments = experiments.with_panel(series_panel(
         10, "Interleaving verdict: Δ per team", verdict, "none",
         [(preference, "Δ {{team}} ({{application}})"),
@@ -65,15 +74,16 @@ def build(profile: Profile):
         (8, 12, 12, 40)))
     experiments = experiments.with_panel(series_panel(
         12, "CTR by variant, 95 % interval", "Clicked searches / searches with results per "
-        f"variant over the last {page_long}, with its 95 % Wilson interval: "
-        "overlapping intervals are no verdict.", "percentunit",
+        f"variant over the last {page_long}, with its 95 % interval clustered by "
+        "client (delta method over hashed client buckets): the verdict is the difference's "
+        "interval (CTR difference from the control).", "percentunit",
         q.variant_interval("clicked_searches_per_searches_with_results", page_long),
         (8, 12, 0, 48)))
     experiments = experiments.with_panel(series_panel(
         13, "Zero-result rate by variant, 95 % interval (guardrail)", "Zero-result rate per "
-        f"variant over the last {ticket} with its 95 % Wilson interval: the guardrail is read "
-        "for non-inferiority (SearchExperimentGuardrailWorse: a variant's low end above the "
-        "control's rate plus the margin).", "percentunit",
+        f"variant over the last {ticket} with its 95 % interval clustered by client; the "
+        "guardrail reads the difference from the control (Zero-result rate difference from "
+        "the control).", "percentunit",
         q.variant_interval("zero_result_searches_per_searches", ticket), (8, 12, 12, 48)))
     experiments = experiments.with_panel(series_panel(
         14, "Clicks per search by variant: raw and position-debiased", "Clicks per search with "
@@ -93,8 +103,8 @@ def build(profile: Profile):
     experiments = experiments.with_panel(series_panel(
         16, "Slow searches by variant, 95 % interval (latency guardrail)", "Share of each "
         "variant's searches slower than the latency guardrail (metrics.latency_guardrail_s) "
-        f"over the last {ticket}, with its 95 % Wilson interval, read for non-inferiority "
-        "(SearchExperimentLatencyGuardrailWorse).", "percentunit",
+        f"over the last {ticket}, with its 95 % interval clustered by client; the guardrail "
+        "reads the difference from the control.", "percentunit",
         q.variant_interval("slow_searches_per_timed_searches", ticket), (8, 12, 0, 64)))
     for panel_id, (title, ratio, y) in enumerate((
             ("Reformulation rate", "reformulated_searches_per_searches", (12, 64)),
@@ -103,7 +113,32 @@ def build(profile: Profile):
             start=17):
         experiments = experiments.with_panel(series_panel(
             panel_id, f"{title} by variant, 95 % interval", f"{title} per variant over the "
-            f"last {page_long}, with its 95 % Wilson interval: overlapping "
-            "intervals are no verdict.", "percentunit",
-            q.variant_interval(ratio, page_long), (8, 12, *y)))
+            f"last {page_long}, with its 95 % interval clustered by client.",
+            "percentunit", q.variant_interval(ratio, page_long), (8, 12, *y)))
+    experiments = experiments.with_panel(series_panel(
+        20, "Units by variant", "Distinct clients per variant with a search in the last "
+        f"{unit_window} of event time (experiments.unit_window_s): the unit of randomization, "
+        "counted once.",
+        "short", [(q.UNITS, "{{variant}}")], (8, 12, 0, 80)))
+    critical = chi2_critical(1)
+    experiments = experiments.with_panel(series_panel(
+        27, "Sample-ratio χ² of units", "χ² of the units per variant against the designed "
+        "split (experiments.split, else equal); the line is the p = 0.001 critical value for "
+        f"two variants ({critical:.2f}; more variants have higher ones). "
+        "SearchExperimentSampleRatioMismatch fires above it.", "none",
+        [(q.SAMPLE_RATIO_CHI2, "χ² ({{application}})")], (8, 12, 12, 80),
+        steps=thresholds((None, "green"), (critical, "red"))))
+    for panel_id, rate in zip((23, 21, 24, 25, 26, 22), RATES, strict=True):
+        window = ticket if rate.guardrail else page_long
+        reading = ("a guardrail, read for non-inferiority: its ticket fires when the low end "
+                   f"is above the margin ({getattr(design, rate.guardrail):g}, experiments."
+                   f"{rate.guardrail})" if rate.guardrail else
+                   "an interval clear of 0 is the verdict")
+        y = 88 + 8 * ((panel_id - 21) // 2)
+        experiments = experiments.with_panel(series_panel(
+            panel_id, f"{rate.title[0].upper()}{rate.title[1:]} difference from the control",
+            f"Each variant's {rate.title} minus the control's over the last {window}, with the "
+            f"95 % interval clustered by client (the variances of both added): {reading}.",
+            "percentunit", q.variant_difference(rate.ratio, window),
+            (8, 12, 12 * ((panel_id - 21) % 2), y)))
     return experiments

@@ -62,17 +62,31 @@ def preference(window: str) -> tuple[str, str]:
 
 
 def variant_interval(ratio: str, window: str) -> list[tuple[str, str]]:
-    """A recorded per-variant rate and its 95 % Wilson interval (alerts' recording rules)."""
+    """A recorded per-variant rate and its 95 % interval clustered by client (alerts' recording
+    rules, collector/experiment_stats.py)."""
+    return _recorded_band(ratio, window, (("ratio_", "rate"), ("clustered_low_", "95 % low"),
+                                          ("clustered_high_", "95 % high")))
+
+
+def variant_difference(ratio: str, window: str) -> list[tuple[str, str]]:
+    """Each variant's difference from the control with its clustered 95 % interval."""
+    return _recorded_band(ratio, window, (("difference_", "Δ"), ("difference_low_", "95 % low"),
+                                          ("difference_high_", "95 % high")))
+
+
+def _recorded_band(ratio: str, window: str, kinds: tuple[tuple[str, str], ...]
+                   ) -> list[tuple[str, str]]:
     return [(f"application_variant:searchpulse_{ratio}:{kind}increase{window}{RECORDED_APP}",
-             f"{{{{variant}}}} {legend} ({{{{application}}}})")
-            for kind, legend in (("ratio_", "rate"), ("wilson_low_", "95 % low"),
-                                 ("wilson_high_", "95 % high"))]
+             f"{{{{variant}}}} {legend} ({{{{application}}}})") for kind, legend in kinds]
 
 
 def variant_ratio(ratio: str, window: str) -> str:
     """A recorded per-variant ratio (alerts' recording rules) of the selected applications."""
     return f"application_variant:searchpulse_{ratio}:ratio_increase{window}{RECORDED_APP}"
 
+
+UNITS = f"sum by (variant) (searchpulse_experiment_units{{{APP}}})"
+SAMPLE_RATIO_CHI2 = f"application:searchpulse_experiment_sample_ratio_chi2:sum{RECORDED_APP}"
 
 EXAMINATION = (f"max by (application, position) (searchpulse_examination_probability"
                f'{{{APP},identified="true"}})')

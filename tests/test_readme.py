@@ -66,6 +66,7 @@ def test_run_blocks_succeed_and_leave_what_they_promise(ran):
     assert "https://wiki.example.com/searchpulse/runbooks#searchzeroresultratehigh" in rules
     assert "https://grafana.example.com/d/" in rules
     assert "p99_rate1h > 0.4)" in rules  # the collector's guardrail, from the same file
+    assert "difference_low_increase6h > 0.02\n" in rules  # the experiment design, likewise
     assert "https://pager.example.com/hook" in (ran / "deploy" / "alertmanager.yml").read_text()
     overview = json.loads((ran / "deploy" / "dashboards" / "overview.json").read_text())
     drawn = {p["title"]: [s["value"] for s in p["fieldConfig"]["defaults"]["thresholds"]["steps"]]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import random
 import re
 import time
@@ -101,6 +102,27 @@ class SimulationSpec:
     # interleaved (variant "interleaved"), each click's team is "ranker-b" with probability
     # 0.5 + this preference, else "ranker-a" (the known truth for Δ_AB).
     interleaving_preference: float | None = None
+    # Returning users (off when 0: every session is a new client). Sessions are drawn from this
+    # many users in proportion to an activity weight ~ log-normal(0, user_activity_sigma), so
+    # searches per user are heavy-tailed; each user keeps one application and one variant (the
+    # unit of randomization) and shifts every click probability by a propensity ~ N(0,
+    # user_click_sigma) on the logit scale: clustered traffic, as experiments see it. Every
+    # application then sends its session id (keyed by the client, a user's sessions would
+    # merge into one and the ground truth, tallied per session, would not hold).
+    users: int = 0
+    user_activity_sigma: float = 1.0
+    user_click_sigma: float = 0.8
+    # A known effect: the treatment variant's click probabilities plus this (absolute, clipped
+    # to [0, 1]), for power checks; 0 leaves every output as it was.
+    treatment_click_effect: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("users", "user_activity_sigma", "user_click_sigma"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name.replace('_', '-')} must be >= 0, got "
+                                 f"{getattr(self, name)}")
+        if not -1 < self.treatment_click_effect < 1:
+            raise ValueError("treatment-click-effect must be between -1 and 1")
 
 
 INTERLEAVED = "interleaved"
@@ -123,6 +145,7 @@ class _Search:
     clicks: list[tuple[int, int]] = field(default_factory=list)  # (ts_ms, position or 0)
     conversions: list[int] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)  # ts_ms of page > 1 records
+    click_shift: float = 0.0  # its user's click propensity (logit scale), SimulationSpec.users
 
 
 @dataclass
@@ -158,6 +181,45 @@ def _shown(normalized: str, page: int, i: int, drawn: int) -> str:
     if drawn < _CHURN:
         return f"doc-{drawn}"
     return _ranked(normalized, (page - 1) * PAGE_SIZE + i)
+
+
+@dataclass(frozen=True)
+class _User:
+    client: str
+    app: _App
+    variant: str | None
+    click_shift: float
+
+
+class Users:
+    """The returning users of ``SimulationSpec.users``, drawn from their own random stream (the
+    sessions' stream is the same with and without them until a session picks a user)."""
+
+    def __init__(self, spec: SimulationSpec) -> None:
+        rng = random.Random(f"users-{spec.seed}")
+        app_weights = list(accumulate(app.weight for app in APPS))
+        self.users: list[_User] = []
+        for _ in range(spec.users):
+            app = APPS[bisect(app_weights, rng.random() * app_weights[-1])]
+            variant = rng.choice(("control", "treatment")) if app.experiment else None
+            if (variant is not None and spec.interleaving_preference is not None
+                    and rng.random() < 1 / 3):
+                variant = INTERLEAVED
+            self.users.append(_User(f"u-{rng.getrandbits(48):012x}", app, variant,
+                                    rng.gauss(0.0, spec.user_click_sigma)))
+        self.cumulative = list(accumulate(
+            rng.lognormvariate(0.0, spec.user_activity_sigma) for _ in self.users))
+
+    def draw(self, rng: random.Random) -> _User:
+        return self.users[bisect(self.cumulative, rng.random() * self.cumulative[-1])]
+
+
+def personal(click_p: float, shift: float, effect: float) -> float:
+    """A click probability for one user: its logit shifted by the user's propensity, plus the
+    treatment's known effect; unchanged (exactly) for a user without either."""
+    if shift:
+        click_p = 1.0 / (1.0 + math.exp(-(math.log(click_p / (1.0 - click_p)) + shift)))
+    return min(1.0, max(0.0, click_p + effect)) if effect else click_p
 
 
 class Vocabulary:
@@ -198,6 +260,7 @@ class Simulator:
         self.truth = GroundTruth()
         self._app_weights = list(accumulate(app.weight for app in APPS))
         self._encoder = msgspec.json.Encoder()
+        self.users = Users(spec) if spec.users else None
 
     # -- public ------------------------------------------------------------------------------
     def records(self) -> Iterator[bytes]:
@@ -271,19 +334,26 @@ class Simulator:
     # -- one session ------------------------------------------------------------------------
     def _session(self, start: float) -> list[tuple[float, bytes]]:
         rng = self.rng
-        app = APPS[bisect(self._app_weights, rng.random() * self._app_weights[-1])]
-        client = f"c-{rng.getrandbits(48):012x}"
-        session = f"s-{rng.getrandbits(48):012x}"
-        variant = rng.choice(("control", "treatment")) if app.experiment else None
-        if (variant is not None and self.spec.interleaving_preference is not None
-                and rng.random() < 1 / 3):
-            variant = INTERLEAVED
+        shift = 0.0
+        if self.users is not None:  # a returning user: its application, variant, propensity
+            user = self.users.draw(rng)
+            app, client, variant, shift = user.app, user.client, user.variant, user.click_shift
+            session = f"s-{rng.getrandbits(48):012x}"
+        else:
+            app = APPS[bisect(self._app_weights, rng.random() * self._app_weights[-1])]
+            client = f"c-{rng.getrandbits(48):012x}"
+            session = f"s-{rng.getrandbits(48):012x}"
+            variant = rng.choice(("control", "treatment")) if app.experiment else None
+            if (variant is not None and self.spec.interleaving_preference is not None
+                    and rng.random() < 1 / 3):
+                variant = INTERLEAVED
         plan: list[_Search] = []
         out: list[_Line] = []
         t = int(start * 1000)
         query = self._first_query()
         while True:
             search = self._search(plan, app, variant, query, t)
+            search.click_shift = shift
             search.query_id = self._query_id()
             self._query(search, app, client, session, search.query_id, 1, search.ts_ms, out)
             t, query = self._behave(search, app, client, session, out)
@@ -354,6 +424,8 @@ class Simulator:
             if incident.kind == "clicks" and incident.active(t / 1000 - self.spec.start,
                                                              app.name):
                 click_p /= incident.factor
+        effect = self.spec.treatment_click_effect if search.variant == "treatment" else 0.0
+        click_p = personal(click_p, search.click_shift, effect)
         page = 1
         if rng.random() >= click_p and search.hits and rng.random() < 0.15:
             page = 2
@@ -361,7 +433,7 @@ class Simulator:
             search.pages.append(t)
             search.page_query_id = self._query_id()
             self._query(search, app, client, session, search.page_query_id, 2, t, out)
-            click_p = 0.4
+            click_p = personal(0.4, search.click_shift, effect)
         if rng.random() < click_p:
             t += int(rng.lognormvariate(2.0, 0.8) * 1000) + 500
             position = _examined_position(rng)
@@ -448,7 +520,8 @@ class Simulator:
         attrs: dict[str, object] = {"latency_ms": round(latency, 1)}
         if page > 1:
             attrs["page"] = page
-        if app.session_in_query:
+        if app.session_in_query or self.users is not None:
+            # a returning user's sessions keyed by its client would merge into one
             attrs["session_id"] = session
         if search.variant:
             attrs["experiment"] = "ranker-v2"

@@ -105,7 +105,8 @@ def test_recording_rules_follow_level_metric_operations():
     for rule in (r for r in rules() if "record" in r):
         level, metric, operations = rule["record"].split(":")
         assert level in ("application", "application_stratum", "application_variant",
-                         "application_variant_team")
+                         "application_variant_team", "application_variant_bucket",
+                         "application_variant_team_bucket")
         assert metric.startswith("searchpulse_") and operations
 
 
@@ -189,3 +190,50 @@ def test_alert_texts_follow_their_windows():
     assert "over 20m and beyond ×0.8 of its baseline over 4h" in \
         ctr["annotations"]["description"]
     assert "median of the same 4h window 1w, 2w, 3w earlier" in ctr["annotations"]["description"]
+
+
+@pytest.mark.integration
+def test_the_sample_ratio_ticket_checks_the_designed_split(tmp_path):
+    """experiments.split = control 50 %, treatment 25 %, interleaved 25 %: designed has units in
+    exactly that split (silent; an equal split would make it chi-square 100), off has them
+    equal (chi-square 200²/600 + 2 · 100²/300 = 133.3: fires); a variant outside the design
+    is not tested."""
+    split = {"experiments.split": "control=0.5,treatment=0.25,interleaved=0.25"}
+    build(tmp_path, load_profile(overrides=split, environ={}))
+    units = {"designed": (600, 300, 300), "off": (400, 400, 400)}
+    series = [{"series": f'searchpulse_experiment_units{{job="searchpulse",application="{app}",'
+                         f'variant="{variant}"}}', "values": f"{n}x30"}
+              for app, counts in units.items()
+              for variant, n in zip(("control", "treatment", "interleaved"), counts, strict=True)]
+    series.append({"series": 'searchpulse_experiment_units{job="searchpulse",'
+                             'application="designed",variant="extra"}', "values": "5000x30"})
+    chi2 = "application:searchpulse_experiment_sample_ratio_chi2:sum"
+    alert = next(r for r in _rules(load_profile(overrides=split, environ={}))
+                 if r.get("alert") == "SearchExperimentSampleRatioMismatch")
+    annotations = {key: value.replace("{{ $labels.application }}", "off")
+                   for key, value in alert["annotations"].items()}
+    annotations["description"] = annotations["description"].replace(
+        '{{ $value | printf "%.1f" }}', "133.3")
+    assert "the design (control 50%, treatment 25%, interleaved 25%)" in \
+        annotations["description"]
+    (tmp_path / "split.test.yml").write_text(yaml.safe_dump({
+        "rule_files": ["searchpulse-rules.yml"], "evaluation_interval": "5m",
+        "tests": [{"interval": "5m", "input_series": series,
+                   "promql_expr_test": [{"expr": chi2, "eval_time": "1h", "exp_samples": [
+                       {"labels": f'{chi2}{{application="designed"}}', "value": 0},
+                       {"labels": f'{chi2}{{application="off"}}', "value": 400 / 3}]}],
+                   "alert_rule_test": [{
+                       "eval_time": "1h", "alertname": "SearchExperimentSampleRatioMismatch",
+                       "exp_alerts": [{"exp_labels": {
+                           "severity": "warning", "service": "searchpulse", "kind": "quality",
+                           "application": "off"}, "exp_annotations": annotations}]}]}]}))
+    done = subprocess.run([require("promtool"), "test", "rules", "split.test.yml"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_a_malformed_split_is_refused_naming_the_key():
+    for value, problem in (("control=0.5,treatment=0.6", "sum to 1.1"),
+                           ("control", "VARIANT=SHARE"), ("control=1", "two variants")):
+        with pytest.raises(ConfigError, match=f"experiments.split.*{problem}"):
+            load_profile(overrides={"experiments.split": value}, environ={})

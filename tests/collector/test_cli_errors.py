@@ -107,6 +107,22 @@ CASES = [
     (["config", "check", "--set", "alerts.windows.baseline_offsets=1w,lastweek"], 2,
      "alerts.windows.baseline_offsets"),
     (["config", "check", "--set", "nothing.at_all=1"], 2, "nothing.at_all"),
+    (["config", "check", "--set", "experiments.guardrail_zero_result_margin=1.5"], 2,
+     "experiments.guardrail_zero_result_margin"),
+    (["config", "check", "--set", "experiments.control_variant=none"], 2,
+     "experiments.control_variant"),
+    (["config", "check", "--set", "experiments.split=a=0.5,b=0.5"], 2,
+     "experiments.control_variant"),  # the control is no variant of the design
+    (["config", "check", "--set", "alerts.thresholds.control_variant=a"], 2,
+     "replaced by experiments.control_variant"),
+    (["generate", "--out", "OUT", "--set", "experiments.unit_buckets=1"], 2,
+     "experiments.unit_buckets"),
+    (["simulate", "--users", "-1"], 2, "--users"),
+    (["simulate", "--user-click-sigma", "-0.5"], 2, "--user-click-sigma"),
+    (["simulate", "--treatment-click-effect", "1"], 2, "--treatment-click-effect"),
+    (["experiments", "DIR/missing.jsonl"], 3, "no such file"),
+    (["experiments", "--metrics", "DIR"], 3, "is a directory"),
+    (["experiments", "LOG", "--html", "FILE/x.html"], 2, "--html"),
     (["nonsense"], 2, "invalid choice: 'nonsense'"),
 ]
 
@@ -151,6 +167,14 @@ def test_config_check_refuses_an_unknown_variable(monkeypatch, capsys):
     assert main(["config", "check"]) == 2
     assert capsys.readouterr().err == (f"searchpulse config check: {UNKNOWN}: no such setting; "
                                        "did you mean SEARCHPULSE_WINDOWS_ABANDONMENT_S?\n")
+
+
+def test_a_moved_variable_names_its_new_name(monkeypatch, capsys):
+    monkeypatch.setenv("SEARCHPULSE_ALERTS_THRESHOLDS_GUARDRAIL_ZERO_RESULT_MARGIN", "0.02")
+    assert main(["config", "check"]) == 2
+    assert capsys.readouterr().err == (
+        "searchpulse config check: SEARCHPULSE_ALERTS_THRESHOLDS_GUARDRAIL_ZERO_RESULT_MARGIN: "
+        "no such setting; replaced by SEARCHPULSE_EXPERIMENTS_GUARDRAIL_ZERO_RESULT_MARGIN\n")
 
 
 def test_config_check_reads_alerts_sections_of_the_file(tmp_path, capsys):

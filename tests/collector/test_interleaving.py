@@ -73,52 +73,56 @@ def test_outcome_rule():
 
 
 def test_delta_and_interval_by_hand():
-    """Δ_AB and its 95 % interval as the recording rules compute them (docs/metrics.md),
-    against a direct computation over per-search scores (1 win, ½ tie, 0 loss)."""
+    """Δ and its 95 % interval clustered by client (docs/metrics.md), against a direct
+    computation over the unit buckets' scores: y_b = wins + ties/2 of n_b contests."""
     import math
 
-    from collector.interleaving import preference
+    from collector.experiment_stats import interleaving_preference, t_quantile
 
-    wins_a, wins_b, ties = 60, 40, 20
-    scores = [1.0] * wins_a + [0.0] * wins_b + [0.5] * ties
-    n = len(scores)
-    mean = sum(scores) / n
-    variance = sum((x - mean) ** 2 for x in scores) / n
-    delta, half_width = preference(wins_a, wins_b, ties)
-    assert delta == pytest.approx(mean - 0.5)
-    assert half_width == pytest.approx(1.96 * math.sqrt(variance / n))
-    assert preference(0, 0, 0) is None
+    buckets = [({"a": 30, "b": 10}, 10), ({"a": 20, "b": 25}, 5), ({"b": 5}, 5)]
+    y = [35.0, 22.5, 2.5]
+    n = [50, 50, 10]
+    share = sum(y) / sum(n)
+    variance = 3 / 2 * sum((yb - share * nb) ** 2 for yb, nb in zip(y, n, strict=True)) \
+        / sum(n) ** 2
+    t = t_quantile(2)
+    found = interleaving_preference(buckets, "a", 3, t)
+    assert found.value == pytest.approx(share - 0.5)
+    assert found.high - found.value == pytest.approx(t * math.sqrt(variance))
+    assert interleaving_preference([], "a", 3, t) is None
+    assert interleaving_preference(buckets, "b", 3, t).value == pytest.approx(-found.value)
 
 
 @pytest.mark.parametrize(("truth", "verdict"), [(0.1, "ranker-b"), (0.0, None)])
 def test_simulated_preference_is_recovered(truth, verdict):
     """The simulator's interleaved sessions send each click to ranker-b with probability
-    0.5 + truth: Δ_B's interval excludes 0 exactly when there is a preference, and Δ_A = −Δ_B."""
+    0.5 + truth: Δ_B's clustered interval excludes 0 exactly when there is a preference, and
+    Δ_A = −Δ_B."""
     from collector.config import load_config
     from collector.engine import Engine
-    from collector.interleaving import preference
+    from collector.experiment_stats import interleaving_preference, t_quantile
     from collector.sources.simulator import SimulationSpec, Simulator
 
     engine = Engine(load_config(environ={}))
     spec = SimulationSpec(seed=11, sessions=30_000, interleaving_preference=truth)
     engine.process_all(Simulator(spec).records())
     engine.close()
-    wins = {"ranker-a": 0, "ranker-b": 0}
-    ties = 0
-    for s in engine.view().series:
-        if s.interleaving_wins is not None:
-            assert s.variant == "interleaved"
-            for team, n in s.interleaving_wins.items():
-                wins[team] += n
-            ties += s.interleaving_ties
-    delta_b, half_width = preference(wins["ranker-b"], wins["ranker-a"], ties)
-    delta_a, _ = preference(wins["ranker-a"], wins["ranker-b"], ties)
-    assert delta_a == pytest.approx(-delta_b)
-    assert sum(wins.values()) + ties > 1000
+    buckets = [(b.interleaving_wins, b.interleaving_ties)
+               for e in engine.view().experiments for b in e.filled()
+               if (e.application, e.variant) == ("web", "interleaved")
+               and b.interleaving_wins is not None]
+    assert {e.variant for e in engine.view().experiments
+            if any(b.interleaving_wins for b in e.filled())} == {"interleaved"}
+    t = t_quantile(31)
+    delta_b = interleaving_preference(buckets, "ranker-b", 32, t)
+    delta_a = interleaving_preference(buckets, "ranker-a", 32, t)
+    assert delta_a.value == pytest.approx(-delta_b.value)
+    assert sum(sum(w.values()) + ties for w, ties in buckets) > 500
+    half_width = delta_b.high - delta_b.value
     if verdict:
-        assert delta_b - half_width > 0 and delta_b < truth + half_width
+        assert delta_b.low > 0 and delta_b.value < truth + half_width
     else:
-        assert abs(delta_b) < half_width
+        assert delta_b.low < 0 < delta_b.high
 
 
 def test_a_malformed_team_drops_the_team_not_the_click(ubi, engine):

@@ -42,6 +42,10 @@ PROFILES = {
         ["--set", "alerts.windows.ticket_short=1h",
          "--set", "alerts.thresholds.known_item_zero_result_rate_critical=0.1",
          "--set", "alerts.thresholds.latency_quantile=0.999"]),
+    "experiment design moved": (
+        "[experiments]\ncontrol_variant = 'baseline'\nsplit = ['baseline=0.8', 'treatment=0.2']\n",
+        {"SEARCHPULSE_EXPERIMENTS_GUARDRAIL_ZERO_RESULT_MARGIN": "0.02"},
+        ["--set", "experiments.unit_buckets=16", "--set", "experiments.unit_window_s=3600"]),
 }
 
 
@@ -150,6 +154,34 @@ def test_thresholds_drawn_are_the_ones_that_page(tmp_path, monkeypatch):
     guardrail = experiments["Zero-result rate by variant, 95 % interval (guardrail)"]
     assert "over the last 12h" in guardrail["description"]
     assert all("increase12h" in t["expr"] for t in guardrail["targets"])
+
+
+def test_the_experiment_design_the_rules_and_panels_read_is_the_report_s(tmp_path,
+                                                                        monkeypatch):
+    """experiments.* (the settings `searchpulse experiments` reads) reach the rules and the
+    experiments dashboard from the same profile: the control every difference is taken from,
+    the designed split the sample-ratio test expects, the guardrail margin the ticket fires at
+    and the panel names, the t of B − 1 degrees of freedom, the unit window."""
+    from collector.experiment_stats import t_quantile
+
+    out = generate(tmp_path, monkeypatch, *PROFILES["experiment design moved"])
+    rules = rules_of(out)
+    alerts = {r["alert"]: r for r in rules if "alert" in r}
+    records = {r["record"]: r["expr"] for r in rules if "record" in r}
+    difference = records["application_variant:searchpulse_zero_result_searches_per_searches:"
+                         "difference_increase6h"]
+    assert '{variant!="baseline"}' in difference and '{variant="baseline"}' in difference
+    assert "difference_low_increase6h > 0.02\n" in alerts["SearchExperimentGuardrailWorse"]["expr"]
+    assert "baseline 80%, treatment 20%" in \
+        alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
+    assert "last 1h" in alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
+    low = records["application_variant:searchpulse_clicked_searches_per_searches_with_results:"
+                  "clustered_low_increase1h"]
+    assert repr(t_quantile(15)) in low
+    panels = {p["title"]: p for p in boards_of(out / "dashboards")["experiments"]["panels"]}
+    guardrail = panels["Zero-result rate difference from the control"]["description"]
+    assert "margin (0.02, experiments.guardrail_zero_result_margin)" in guardrail
+    assert "the last 1h of event time" in panels["Units by variant"]["description"]
 
 
 def test_the_issue_s_two_profiles(tmp_path, monkeypatch):

@@ -169,6 +169,26 @@ def test_the_agreement_page(browser, tmp_path):
     _screenshot(browser, "agreement")
 
 
+def test_the_experiments_page(browser, tmp_path):
+    """Returning users, a treatment with a known click effect and an interleaved arm: per
+    application a picture of every difference with its interval, the tables filled."""
+    log, html = tmp_path / "ubi.jsonl", tmp_path / "experiments.html"
+    assert main(["simulate", "--sessions", "3000", "--users", "1000", "--interleaving", "0.1",
+                 "--treatment-click-effect", "0.08", "--out", str(log)]) == EXIT_OK
+    assert _quiet("experiments", str(log), "--html", str(html), "--no-progress") == EXIT_OK
+    page = browser.open_page(html)
+    assert page.problems() == []
+    assert [c["title"] for c in page.charts] == ["mobile: differences from the control",
+                                                 "web: differences from the control"]
+    # per application: variants, rates; the interleaved arm's teams
+    assert len(page.tables) == 6
+    body = browser.driver.find_element(By.TAG_NAME, "body").text
+    assert "searches without client_id" in body and "CTR" in body
+    rows = browser.driver.find_elements(By.CSS_SELECTOR, "svg circle")
+    assert len(rows) == 2 * 6 * 2  # applications × rates × variants other than the control
+    _screenshot(browser, "experiments")
+
+
 @pytest.fixture(scope="module")
 def report_page(tmp_path_factory) -> Path:
     """The feedback job on simulated traffic with personal-data searches (withheld) and a

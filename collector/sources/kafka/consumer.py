@@ -262,6 +262,8 @@ class KafkaCollector(ConsumerRebalanceListener):
         done = [p.checkpointed for p in (self.parts.pop(tp) for tp in tps) if p.checkpointed]
         self.base = merge_views([self.base, *done])
         self.base.top_candidates = {}  # their windows are the new owners' to rebuild
+        for experiment in self.base.experiments:
+            experiment.units = 0  # so are their clients (state, not counts)
         log.info("partitions revoked: %s", ", ".join(f"{t.topic}:{t.partition}" for t in tps))
 
     def _assign(self, tp: TopicPartition) -> None:
