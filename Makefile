@@ -7,7 +7,8 @@ PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
 .PHONY: all demo install install-test setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
-	bench-interleaving bench-clicks bench-experiments bench-privacy \
+	bench-interleaving bench-clicks bench-experiments bench-privacy bench-replay-store \
+	bench-shutdown \
 	kafka-up kafka-down help
 
 help:
@@ -18,6 +19,8 @@ help:
 	@echo "make generate - regenerate alert rules, Alertmanager config and dashboards"
 	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
 	@echo "make bench-store - per-query aggregates' cost and the feedback job on 10M rows"
+	@echo "make bench-replay-store - replay into a store: throughput, positions per flush (AGAINST=DIR)"
+	@echo "make bench-shutdown - collect's SIGTERM-to-exit with no broker / a killed one (AGAINST=DIR)"
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
 	@echo "make bench-clicks - the click model's curve error against traffic, fit time"
@@ -67,6 +70,14 @@ bench: install
 
 bench-store: install
 	$(PYTHON) -m benchmarks.store_bench --json benchmarks/results/store.json
+
+bench-replay-store: install
+	$(PYTHON) -m benchmarks.replay_store_bench $(if $(AGAINST),--against $(AGAINST)) \
+		--json benchmarks/results/replay-store.json
+
+bench-shutdown: install
+	$(PYTHON) -m benchmarks.shutdown_bench $(if $(AGAINST),--against $(AGAINST)) \
+		--json benchmarks/results/shutdown.json
 
 bench-judged: install
 	$(PYTHON) -m benchmarks.judged_bench --json benchmarks/results/judged.json

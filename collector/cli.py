@@ -184,7 +184,8 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     from feedback.job import FeedbackError, FeedbackRequest, run_feedback
     from feedback.judgments import JudgmentsError
 
-    config = _settings(args, **{"store.url": args.store})
+    config = _settings(args, **{"store.url": args.store,
+                                "store.allow_incomplete": args.allow_incomplete})
     if not config["store.url"]:
         raise ConfigError("store.url: the feedback job needs a store (--store URL)")
     request = FeedbackRequest(
@@ -209,7 +210,8 @@ def cmd_clicks(args: argparse.Namespace) -> int:
 
     from feedback.clicks_job import ClicksError, ClicksRequest, run_clicks
 
-    config = _settings(args, **{"store.url": args.store})
+    config = _settings(args, **{"store.url": args.store,
+                                "store.allow_incomplete": args.allow_incomplete})
     if not config["store.url"]:
         raise ConfigError("store.url: the click model needs a store (--store URL)")
     request = ClicksRequest(
@@ -452,6 +454,13 @@ def _store(parser: argparse.ArgumentParser,
                         help=f"{purpose} sqlite:///PATH or postgresql://… (store.url)")
 
 
+def _allow_incomplete(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-incomplete", action="store_true", default=None,
+                        help="use a store that an interrupted `replay` left (part of an input "
+                             "counted; refused otherwise, exit 3) as it is "
+                             "(store.allow_incomplete)")
+
+
 def _live_judgments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judgments", metavar="FILE",
                         help="judgment set to score the rankings production shows: judged "
@@ -529,9 +538,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("replay", help="run the engine over JSON-lines UBI logs",
-                       description="Replay UBI logs (JSON lines; .gz accepted; - for stdin) "
-                                   "through the engine, close all windows at the end of input "
-                                   "and print the totals.")
+                       description="Replay UBI logs (JSON lines, plain or gzip / bzip2 / "
+                                   "zstd; - for stdin) through the engine, close all windows "
+                                   "at the end of input and print the totals. With --store, "
+                                   "the store records how far each input got: the same "
+                                   "command after a crash finishes the replay, and records "
+                                   "the store already holds (in any file or compression) are "
+                                   "not counted again (docs/delivery.md).")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--metrics-out", metavar="FILE", type=kind.output_file,
@@ -615,7 +628,8 @@ def build_parser() -> argparse.ArgumentParser:
                "srw/APP.query-set.json (docs/judgments.md).\n"
                "Quotas, thresholds and depths: the feedback.* settings "
                "(searchpulse --help).\nExit codes: 0 ok, 2 configuration error, 3 store, "
-               "judgments or runs unusable, or no data in the period.")
+               "judgments or runs unusable, no data\nin the period, or a store an "
+               "interrupted replay left (without --allow-incomplete).")
     p.add_argument("--since", default="90d", type=kind.period,
                    help="period: days back from the newest day in the store (90d) or a date "
                         "(2026-09-01); default 90d")
@@ -639,6 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
     _store(p, "the per-query aggregates to mine (read only):")
+    _allow_incomplete(p)
     _common(p)
     p.set_defaults(func=cmd_feedback)
 
@@ -655,7 +670,8 @@ def build_parser() -> argparse.ArgumentParser:
                "feedback --examination), implicit-judgments.csv (PBM relevance beside SRW's\n"
                "COEC), srw/APP.implicit-judgments.json (SRW's judgment import).\n"
                "Settings: clicks.* (searchpulse --help).\n"
-               "Exit codes: 0 ok, 2 configuration error, 3 store unusable or no positions.")
+               "Exit codes: 0 ok, 2 configuration error, 3 store unusable or no positions\n"
+               "(also: a store an interrupted replay left, without --allow-incomplete).")
     p.add_argument("--since", default="30d", type=kind.period,
                    help="period: days back from the newest day in the store or a date; "
                         "default 30d")
@@ -667,6 +683,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
     _store(p, "the per-query aggregates to fit on (read only):")
+    _allow_incomplete(p)
     _common(p)
     p.set_defaults(func=cmd_clicks)
 

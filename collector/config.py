@@ -269,6 +269,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store.shown_depth", int, 10,
             "Documents counted as shown per search (its first result positions), and kept per "
             "query and day.", _positive),
+    Setting("store.allow_incomplete", bool, False,
+            "feedback and clicks use a store that an interrupted `replay` left (part of an "
+            "input counted) instead of refusing it (--allow-incomplete)."),
     Setting("store.retention_days", int, 400,
             "Per-query rows (raw query text) older than this many days are deleted at each "
             "flush: enough for a year-over-year quarter.", _positive),

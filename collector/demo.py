@@ -6,6 +6,7 @@ window closes in 300 / speed seconds of wall time. No Kafka and no Prometheus ar
 
 from __future__ import annotations
 
+import signal
 import sys
 import tempfile
 import time
@@ -72,6 +73,18 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
     return lines
 
 
+def _interrupt(number: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(number).name)
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM end the demo with its final summary and flush, even when
+    it was started with SIGINT ignored (a background job of a script, some CI runners):
+    Python then leaves SIGINT ignored instead of raising KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
              out: TextIO = sys.stderr) -> Engine:
     """Without ``judgments.file`` the demo scores its rankings against the simulator's own
@@ -100,6 +113,7 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     if engine.examination is not None:
         registry.register(ExaminationCollector(engine.examination))
     server = MetricsServer.from_config(Exposition(engine.view, registry).render, config).start()
+    _stop_on_signals()
     view = LiveView(out)
     started = last = time.monotonic()
     try:

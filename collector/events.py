@@ -8,6 +8,7 @@ strings) and otherwise rejects the record with a reason from a fixed, bounded se
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
 from typing import Annotated, Any
@@ -30,8 +31,15 @@ EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
 LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc).timestamp()  # a sanity bound, not a clock
 _MAX_EPOCH_DIGITS = 16  # epoch milliseconds as a string: more digits is not a time
 _BOM = b"\xef\xbb\xbf"
-# A latency outside [0, 1 h] (or NaN) is not a latency: the field is dropped, the search kept.
+# A latency outside [0, 1 h] (or NaN) is not a latency: the field is dropped, the search kept,
+# and its latency_ms is set to INVALID_LATENCY_MS so that the sessionizer counts it
+# (data-quality issue `invalid_latency`) instead of observing it.
 Latency = Annotated[float, msgspec.Meta(ge=0, le=3_600_000)]
+_LATENCY_PATH = "query_attributes.latency_ms"
+INVALID_LATENCY_MS = -1.0
+# Python's json module writes NaN and ±Infinity as these bare words, which JSON does not allow:
+# a record holding one is read by json.loads, so that only its bad field is dropped.
+_NON_FINITE = (b"NaN", b"Infinity")
 
 
 class Position(msgspec.Struct, gc=False):
@@ -92,6 +100,7 @@ class Rejected(Exception):
 
 
 _generic = msgspec.json.Decoder()
+_encode = msgspec.json.Encoder().encode
 _PATH = re.compile(r"at `\$\.?([^`]*)`")
 _INDEX = re.compile(r"\[[^\]]*\]")
 # Fields whose bad value is tolerated by dropping it: the click's position, the search's
@@ -99,7 +108,7 @@ _INDEX = re.compile(r"\[[^\]]*\]")
 # A wrong value of these optional fields drops the field, not the record (a click with a
 # malformed team still counts as a click).
 _DROPPABLE_PATHS = (
-    "event_attributes.position", "event_attributes.rank", "query_attributes.latency_ms",
+    "event_attributes.position", "event_attributes.rank", _LATENCY_PATH,
     "event_attributes.object.search_config", "event_attributes.object.search_configuration_uuid",
     "event_attributes.object._search_configuration_id")
 TEAM_ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,63}")
@@ -134,8 +143,13 @@ class WireFormat:
         try:
             return self._decoder.decode(raw)
         except msgspec.ValidationError as exc:
-            return _decode_leniently(raw, exc, self.record, self.droppable)
+            return _decode_leniently(_object_of(raw), exc, self.record, self.droppable)
         except msgspec.DecodeError as exc:
+            if raw[:3] == _BOM:  # a producer that writes a byte-order mark before a record
+                return self.decode(raw[3:])
+            if _non_finite(raw, exc):
+                return _decode_leniently(_python_json(raw, exc), exc, self.record,
+                                         self.droppable)
             raise Rejected(MALFORMED_JSON, str(exc)) from None
         except RecursionError:  # nesting deeper than this thread's stack allows
             raise Rejected(MALFORMED_JSON, "nested too deeply") from None
@@ -144,20 +158,45 @@ class WireFormat:
 decode = WireFormat().decode  # the plain format: no configured team attribute
 
 
-def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError,
-                      record: type[WireRecord], droppable_paths: dict[str, tuple[str, ...]]
-                      ) -> WireRecord:
+def _object_of(raw: bytes) -> Any:
+    """The record as a generic object (the typed decode may have stopped before the end)."""
     try:
-        # The typed decode may stop at the first wrong type; a BOM is tolerated here only.
-        obj = _generic.decode(raw[3:] if raw[:3] == _BOM else raw)
+        return _generic.decode(raw)
     except (msgspec.DecodeError, RecursionError) as exc:
+        if _non_finite(raw, exc):
+            return _python_json(raw, exc)
         raise Rejected(MALFORMED_JSON, str(exc)[:200]) from None
+
+
+def _python_json(raw: bytes, first_error: Exception) -> Any:
+    """A record with bare NaN / Infinity or a number beyond a double (read as infinite), as
+    Python's json module accepts it; not one whose text is not Unicode (a lone surrogate)."""
+    try:
+        obj = json.loads(raw)
+        _encode(obj)
+    except (ValueError, RecursionError):  # also: too many digits, a lone surrogate
+        raise Rejected(MALFORMED_JSON, str(first_error)[:200]) from None
+    return obj
+
+
+def _non_finite(raw: bytes, error: Exception) -> bool:
+    return any(word in raw for word in _NON_FINITE) or "out of range" in str(error)
+
+
+def _decode_leniently(obj: Any, first_error: msgspec.MsgspecError, record: type[WireRecord],
+                      droppable_paths: dict[str, tuple[str, ...]]) -> WireRecord:
+    """The record as a generic object (the typed decode stopped at a wrong type), converted
+    with what real producers send tolerated; a dropped latency is marked invalid."""
     if not isinstance(obj, dict):
         raise Rejected(NOT_AN_OBJECT, str(first_error))
     _reparse_timestamp(obj)
+    latency_dropped = False
     for _ in range(len(droppable_paths) + 1):
         try:
-            return msgspec.convert(obj, record, strict=False)
+            rec = msgspec.convert(obj, record, strict=False)
+            if latency_dropped and rec.query_attributes is not None:
+                rec.query_attributes.latency_ms = INVALID_LATENCY_MS
+            return rec
         except msgspec.ValidationError as exc:
             path = _field_path(str(exc))
             droppable = next((f for p, f in droppable_paths.items() if path.startswith(p)),
@@ -167,6 +206,8 @@ def _decode_leniently(raw: bytes, first_error: msgspec.ValidationError,
                 parent = parent.get(key) if isinstance(parent, dict) else None
             if droppable and isinstance(parent, dict) and droppable[-1] in parent:
                 del parent[droppable[-1]]
+                latency_dropped = latency_dropped or droppable is droppable_paths.get(
+                    _LATENCY_PATH)
                 continue
             raise Rejected(_reason_for(path), str(exc)[:500]) from None
         except RecursionError:

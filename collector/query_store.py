@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime
 from heapq import nlargest
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import pandas as pd
@@ -62,6 +62,13 @@ def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
         f"topic TEXT NOT NULL, kafka_partition INTEGER NOT NULL, safe_offset {integer} NOT NULL, "
         f"high_offset {integer} NOT NULL, PRIMARY KEY (consumer_group, topic, kafka_partition))"
         f"{suffix}",
+        # How far `replay` got in each input, known by its content (InputMark): the file
+        # counterpart of store_offsets, written in the same transactions.
+        "CREATE TABLE IF NOT EXISTS store_inputs (head TEXT NOT NULL PRIMARY KEY, "
+        "name TEXT NOT NULL, run TEXT NOT NULL, ordinal INTEGER NOT NULL, "
+        f"safe_records {integer} NOT NULL, safe_digest TEXT NOT NULL, "
+        f"high_records {integer} NOT NULL, high_digest TEXT NOT NULL, "
+        f"complete INTEGER NOT NULL){suffix}",
     )
 
 
@@ -106,6 +113,32 @@ _ADDED = (*((c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS),
           ("searches_without_client_id", "INTEGER NOT NULL DEFAULT 0"))
 
 Offsets = dict[tuple[str, int], tuple[int, int]]  # (topic, partition) → (safe, high-water)
+
+
+class InputMark(NamedTuple):
+    """A row of ``store_inputs``: how far a replay got in one input (collector/replay_progress.py).
+
+    ``head``: sha256 of the input's first record, what names it whatever its file; ``run``:
+    the replay that wrote it (an interrupted one is resumed with all its inputs, in
+    ``ordinal`` order); every record before ``safe_records`` is final, the stored rows hold
+    every record before ``high_records``; the digests are the running sha256 of the records
+    before each; ``complete``: read to its end (or to the break that ended it)."""
+
+    head: str
+    name: str
+    run: str
+    ordinal: int
+    safe_records: int
+    safe_digest: str
+    high_records: int
+    high_digest: str
+    complete: bool
+
+
+_UPSERT_INPUT = (
+    f"INSERT INTO store_inputs VALUES ({', '.join(['?'] * len(InputMark._fields))}) "
+    "ON CONFLICT (head) DO UPDATE SET "
+    + ", ".join(f"{field} = excluded.{field}" for field in InputMark._fields[1:]))
 
 
 def _upsert(keep: dict[str, int], count_keys: str) -> str:
@@ -191,6 +224,7 @@ class QueryStore:
         self._sql = {name: sql.replace("?", self.placeholder).replace("{binary}", self.binary)
                      for name, sql in (
             ("rows", _upsert(items_per_flush, self.count_keys)), ("offsets", _UPSERT_OFFSETS),
+            ("inputs", _UPSERT_INPUT),
             ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
             ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF),
             ("clients_of", _CLIENTS_OF), ("positions", _POSITIONS),
@@ -198,6 +232,7 @@ class QueryStore:
             ("day", _INSERT_DAY), ("expire", "DELETE FROM query_stats WHERE day < ?"),
             ("expire_days", "DELETE FROM store_days WHERE day < ?"))}
         self.retention_days = retention_days
+        self.read_only = read_only
         self._expired_before = ""  # the retention cut-off last applied (once per day of data)
         if read_only:  # a store of an older version, read as it is: its missing columns
             self._read_as_defaults()  # read as their defaults
@@ -247,9 +282,10 @@ class QueryStore:
                 cursor.execute(_BACKFILL_DAYS)
 
     def add(self, rows: Iterable[tuple[Key, QueryRow]], offsets: Offsets | None = None,
-            group: str = "") -> None:
-        """Add rows (and record the offsets they cover) in one transaction; rows older than
-        ``retention_days`` before the newest day written are deleted in it."""
+            group: str = "", inputs: Iterable[InputMark] = ()) -> None:
+        """Add rows (and record the offsets or the input positions they cover) in one
+        transaction; rows older than ``retention_days`` before the newest day written are
+        deleted in it."""
         days: dict[int, str] = {}
         keep = self.items_per_flush
         clients = keep["clients"]
@@ -279,6 +315,9 @@ class QueryStore:
                     cursor.executemany(self._sql["offsets"], [
                         (group, topic, partition, safe, high)
                         for (topic, partition), (safe, high) in offsets.items()])
+                marks = [(*mark[:-1], int(mark.complete)) for mark in inputs]
+                if marks:
+                    cursor.executemany(self._sql["inputs"], marks)
         except self.errors as error:
             raise _failure(self.url, error) from None
         if self.retention_days and cutoff > self._expired_before:
@@ -293,6 +332,18 @@ class QueryStore:
         cursor.execute("SELECT topic, kafka_partition, safe_offset, high_offset FROM "
                        f"store_offsets WHERE consumer_group = {self.placeholder}", (group,))
         return {(topic, partition): (safe, high) for topic, partition, safe, high in cursor}
+
+    def inputs(self) -> dict[str, InputMark]:
+        """How far replays got in the inputs whose rows the store holds, by head (none in a
+        store written before they were recorded)."""
+        try:
+            cursor = self.db.cursor()
+            cursor.execute(f"SELECT {', '.join(InputMark._fields)} FROM store_inputs")
+            return {row[0]: InputMark(*row[:-1], bool(row[-1])) for row in cursor.fetchall()}
+        except self.errors as error:
+            if self.read_only:  # a store of an older version, read as it is
+                return {}
+            raise _failure(self.url, error) from None
 
     def _frame(self, statement: str, parameters: tuple[Any, ...]) -> pd.DataFrame:
         try:

@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
 from tqdm import tqdm
 
 from collector.config import Config
-from collector.deadletter import DeadLetterFile
+from collector.deadletter import DeadLetterFile, DiscardWithCount
 from collector.engine import Engine
 from collector.examination import ExaminationCollector
 from collector.metrics import Exposition
 from collector.query_store import StoreError
 from collector.redaction import redact
-from collector.sources.files import InputError, input_size, read_batches
+from collector.replay_progress import ReplayProgress
+from collector.sources.files import (
+    Input,
+    InputError,
+    InputMismatch,
+    input_size,
+    open_inputs,
+    read_batches,
+)
 from collector.store_writer import StoreWriter
 from collector.summary import replay_summary
 
-_FLUSH_CHECK_EVERY = 1 << 16  # records between checks whether aggregates are due for a flush
-# A store remembers the inputs it holds the aggregates of as store_offsets rows of this group
-# (topic = the input's fingerprint), written in the same transaction as the rows.
-REPLAY_GROUP = "searchpulse-replay"
+T = TypeVar("T")
+
+# Stores written before input positions were recorded (store_inputs) marked each input they
+# held as a store_offsets row of this group, topic = a fingerprint of its file's bytes: such an
+# input is still refused (a store that old cannot say how far it got).
+_LEGACY_GROUP = "searchpulse-replay"
 _FINGERPRINT_SPAN = 1 << 20  # bytes hashed at each end of an input (and its size)
 
 
@@ -30,19 +41,33 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
            metrics_out: str | None = None, progress: bool = False,
            store: str | None = None) -> dict:
     """Feed every record of ``paths`` to a fresh engine, close it and return the summary;
-    with a store (``store`` or ``store.url``), the per-query aggregates are written there too.
-    An input that cannot be read to its end stops the input there; everything read before is
-    counted, flushed and written as usual, and the summary's ``input_error`` names the file."""
+    with a store (``store`` or ``store.url``), the per-query aggregates are written there too,
+    with how far each input got (collector/replay_progress.py): the same command after a
+    crash finishes the replay, and records the store holds are not counted again (the
+    summary's ``already_in_store``). An input that cannot be read to its end stops the input
+    there; everything read before is counted, flushed and written as usual, and the summary's
+    ``input_error`` names the file."""
     dead_letters = DeadLetterFile(dlq) if dlq else None
     writer = StoreWriter.from_config(config, store)
-    marks = _not_yet_applied(writer, paths) if writer is not None else None
-    engine = Engine(config, dead_letters,
-                    query_stats=writer.new_stats() if writer is not None else None)
     try:
-        input_error = feed(engine, paths, progress, writer, marks)
-        if writer is not None and not writer.flush([engine.query_stats], marks,
-                                                   REPLAY_GROUP, wait=True):
-            raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
+        inputs = open_inputs(paths, digest=writer is not None)
+        tracker = None
+        if writer is not None:
+            _refuse_legacy(writer, paths)
+            tracker = _mismatch_refused(writer, lambda: ReplayProgress(
+                inputs, writer.store.inputs()))
+            inputs = tracker.inputs + [i for i in inputs if i.head is None]
+        engine = Engine(config, dead_letters,
+                        query_stats=writer.new_stats() if writer is not None else None)
+        if tracker is None:
+            input_error = feed(engine, paths, progress, inputs)
+        else:
+            input_error = _mismatch_refused(writer, lambda: feed(
+                engine, paths, progress, inputs, tracker.until,
+                lambda batches: _into_store(engine, batches, writer, tracker)))
+            _mismatch_refused(writer, tracker.finish)
+            if not writer.flush([engine.query_stats], wait=True, inputs=tracker.marks()):
+                raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
     finally:
         if dead_letters:
             dead_letters.close()
@@ -52,45 +77,86 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         with open(metrics_out, "wb") as handle:
             handle.write(exposition(engine))
     summary = replay_summary(engine)
+    if tracker is not None and tracker.held:
+        summary["already_in_store"] = tracker.held
     if input_error:
         summary["input_error"] = input_error
     return summary
 
 
 def feed(engine: Engine, paths: list[str], progress: bool = False,
-         writer: StoreWriter | None = None, marks: dict | None = None) -> str | None:
-    """Every record of ``paths`` through ``engine``, then close it; the message of an input
-    that could not be read to its end (what was read before is applied), else None."""
-    batches = read_batches(paths)
+         inputs: list[Input] | None = None, until: int | None = None,
+         process: Callable[[Iterator[list[bytes]]], None] | None = None) -> str | None:
+    """Every record of ``paths`` through ``engine`` (``process``: how, batch by batch; default
+    each batch in turn), then close it; the message of an input that could not be read to its
+    end (what was read before is applied), else None. ``inputs``: ``paths`` opened already;
+    ``until``: where a resumed replay catches up (files.read_batches)."""
+    batches = read_batches(inputs if inputs is not None else open_inputs(paths), until)
+    run = process or (lambda records: _each(engine, records))
     input_error = None
     try:
         if progress:
             with tqdm(total=input_size(paths), unit="B", unit_scale=True,
                       desc="replay") as bar:
-                _process(engine, _counting_bytes(batches, bar), writer, marks)
+                run(_counting_bytes(batches, bar))
         else:
-            _process(engine, batches, writer, marks)
+            run(batches)
     except InputError as error:
         input_error = str(error)
     engine.close()
     return input_error
 
 
-def _not_yet_applied(writer: StoreWriter, paths: list[str]) -> dict[tuple[str, int], tuple]:
-    """The marks recording ``paths`` in the store; refuses inputs the store already holds
-    (replaying one again would count it twice). Standard input cannot be recognised."""
-    fingerprints = {_fingerprint(path): path for path in paths if path != "-"}
-    held = {topic for topic, _ in writer.offsets(REPLAY_GROUP)}
-    again = [path for fingerprint, path in fingerprints.items() if fingerprint in held]
+def _each(engine: Engine, batches: Iterator[list[bytes]]) -> None:
+    for batch in batches:
+        engine.process_all(batch)
+
+
+def _into_store(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter,
+                tracker: ReplayProgress) -> None:
+    """Batch by batch; after each, aggregates are flushed when due, with the positions they
+    cover. A resumed replay neither flushes nor writes dead letters until it has caught up;
+    there it forgets what it counted (the store has it)."""
+    stats = [engine.query_stats]
+    dead_letters = engine.dead_letters
+    if tracker.replaying:
+        engine.dead_letters = DiscardWithCount()
+    for batch in batches:
+        engine.process_all(batch)
+        tracker.after_batch(engine.buffered_until())
+        if tracker.replaying:
+            continue
+        if tracker.caught_up():
+            engine.reset_counts()
+            engine.query_stats.drain()
+            engine.dead_letters = dead_letters
+        elif writer.due(stats):
+            writer.flush(stats, inputs=tracker.marks(engine.final_before()))
+
+
+def _mismatch_refused(writer: StoreWriter, step: Callable[[], T]) -> T:
+    """``step``, with an input that is not what the store counted refused by name."""
+    try:
+        return step()
+    except InputMismatch as mismatch:
+        raise StoreError(f"store {redact(writer.store.url)}: {mismatch} (it begins with the "
+                         "first record of an input the store holds): not replayed into it, "
+                         "nothing was written (use another store)") from None
+
+
+def _refuse_legacy(writer: StoreWriter, paths: list[str]) -> None:
+    """Inputs a store written by an earlier version marked as held are refused."""
+    held = {topic for topic, _ in writer.offsets(_LEGACY_GROUP)}
+    again = [p for p in paths if p != "-" and held and _fingerprint(p) in held]
     if again:
         raise StoreError(f"store {redact(writer.store.url)} already holds the aggregates of "
-                         f"{', '.join(again)}: replaying again would count them twice "
+                         f"{', '.join(again)} (written by an earlier version, which cannot "
+                         "say how far it got): replaying again would count them twice "
                          "(use another store)")
-    return {(fingerprint, 0): (1, 1) for fingerprint in fingerprints}
 
 
 def _fingerprint(path: str) -> str:
-    """sha256 of the size and the first and last MiB: the same bytes under any name."""
+    """sha256 of the size and the first and last MiB (the earlier version's mark)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         size = handle.seek(0, 2)
@@ -100,21 +166,6 @@ def _fingerprint(path: str) -> str:
         handle.seek(max(0, size - _FINGERPRINT_SPAN))
         digest.update(handle.read(_FINGERPRINT_SPAN))
     return "input:" + digest.hexdigest()
-
-
-def _process(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter | None,
-              marks: dict | None) -> None:
-    """Batch by batch; every ``_FLUSH_CHECK_EVERY`` records, aggregates are flushed when due.
-    The records read before an input error are applied before the error goes on."""
-    stats = [engine.query_stats]
-    since_check = 0
-    for batch in batches:
-        engine.process_all(batch)
-        since_check += len(batch)
-        if writer is not None and since_check >= _FLUSH_CHECK_EVERY:
-            since_check = 0
-            if writer.due(stats):
-                writer.flush(stats, marks, REPLAY_GROUP)
 
 
 def exposition(engine: Engine) -> bytes:

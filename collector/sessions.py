@@ -176,6 +176,10 @@ class Sessionizer:
                 series.unknown_result_count += 1
                 self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
         latency = attrs.latency_ms if attrs is not None else None
+        if latency is not None and latency < 0:
+            # events.INVALID_LATENCY_MS: sent, but not a latency (no timing, for units either)
+            self.stats.data_quality[acc.INVALID_LATENCY] += 1
+            latency = None
         if latency is not None:
             series.latency.observe(latency / 1000.0)
         unit = None

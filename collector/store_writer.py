@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 
 from collector.config import Config
 from collector.query_stats import Key, QueryRow, QueryStats, merge_rows
-from collector.query_store import Offsets, QueryStore, StoreError, open_store
+from collector.query_store import InputMark, Offsets, QueryStore, StoreError, open_store
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +57,11 @@ class StoreWriter:
                 or sum(len(s.rows) for s in stats) >= self.max_rows)
 
     def flush(self, stats: list[QueryStats], offsets: Offsets | None = None, group: str = "",
-              wait: bool = False) -> bool:
-        """Drain every pending row and write it (with the offsets it covers) in one
-        transaction on the writer thread. Returns False when the previous write, or this one
-        with ``wait``, failed (its rows wait for the next flush)."""
+              wait: bool = False, inputs: list[InputMark] | None = None) -> bool:
+        """Drain every pending row and write it (with the offsets or input positions it
+        covers) in one transaction on the writer thread. Returns False when the previous
+        write, or this one with ``wait``, failed (its rows wait for the next flush; the next
+        flush's positions cover them)."""
         ok = self.settle()
         self.next_flush = self.clock() + self.interval_s
         batch = self._retry
@@ -68,7 +69,8 @@ class StoreWriter:
         for s in stats:
             merge_rows(batch, s.drain())
         self._batch = batch
-        self._inflight = self._thread.submit(self.store.add, batch.items(), offsets, group)
+        self._inflight = self._thread.submit(self.store.add, batch.items(), offsets, group,
+                                             inputs or ())
         return self.settle() and ok if wait else ok
 
     def settle(self) -> bool:

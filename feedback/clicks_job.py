@@ -210,7 +210,7 @@ def run_clicks(config: Config, request: ClicksRequest) -> dict[str, Any]:
     try:
         steps.set_postfix_str("reading")
         since, until = period_of(store, request.store, request.since, request.until,
-                                 ClicksError)
+                                 ClicksError, config["store.allow_incomplete"])
         pairs = read_pairs(store.positions(since), depth)
         steps.update()
         if not pairs.keys:

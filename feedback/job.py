@@ -78,8 +78,20 @@ def _curves(config: Config, path: str) -> dict[str, np.ndarray]:
 
 
 def period_of(store: QueryStore, url: str, since: str, until: date | None,
-              error: type[ValueError] = FeedbackError) -> tuple[str, date]:
-    """(first day, last day) of the period: ``until`` or the newest day in the store."""
+              error: type[ValueError] = FeedbackError,
+              allow_incomplete: bool = False) -> tuple[str, date]:
+    """(first day, last day) of the period: ``until`` or the newest day in the store. A store
+    an interrupted replay left holds part of its inputs: refused unless ``allow_incomplete``
+    (its period would silently miss what the replay had not reached yet)."""
+    incomplete = ", ".join(f"{mark.name} ({mark.high_records} records counted)"
+                           for mark in store.inputs().values() if not mark.complete)
+    if incomplete and not allow_incomplete:
+        raise error(f"store {redact(url)} holds an unfinished replay of {incomplete}: run the "
+                    "same `searchpulse replay` command again to finish it, or pass "
+                    "--allow-incomplete (store.allow_incomplete) to use the store as it is")
+    if incomplete:
+        log.warning("store %s holds an unfinished replay of %s: used as it is", redact(url),
+                    incomplete)
     until = until or store.newest_day()
     if until is None:
         raise error(f"store {redact(url)} holds no per-query aggregates: run the collector "
@@ -137,7 +149,8 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     store = open_store(request.store, read_only=True)
     try:
         steps.set_postfix_str("loading")
-        since, until = period_of(store, request.store, request.since, request.until)
+        since, until = period_of(store, request.store, request.since, request.until,
+                                 allow_incomplete=config["store.allow_incomplete"])
         applications = store.application_totals(since)
         if applications.empty:
             raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "

@@ -4,31 +4,42 @@ no traceback ever (an uncaught exception would fail the test itself)."""
 
 from __future__ import annotations
 
+import gzip
 import logging
 import socket
 
 import pytest
 
 from collector.cli import main
+from collector.query_store import open_store
 
 UNKNOWN = "SEARCHPULSE_WINDOWS_ABANDONMNT_S"
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """A small log, a store of it, a regular file (a path under it cannot be written), a
+    """A small log, a store of it, a store an interrupted replay left (its input not
+    complete), the log gzipped and cut, a regular file (a path under it cannot be written), a
     directory, and a port some other process listens on."""
     work = tmp_path_factory.mktemp("cli")
     assert main(["simulate", "--sessions", "30", "--out", str(work / "ubi.jsonl"), "--truth",
                  str(work / "truth.json"), "--judgments-out", str(work / "judgments.csv")]) == 0
-    assert main(["replay", str(work / "ubi.jsonl"), "--store",
-                 f"sqlite:///{work / 'q.db'}", "--json"]) == 0
+    for name in ("q.db", "partial.db"):
+        assert main(["replay", str(work / "ubi.jsonl"), "--store",
+                     f"sqlite:///{work / name}", "--json"]) == 0
+    partial = open_store(f"sqlite:///{work / 'partial.db'}")
+    partial.add([], inputs=[mark._replace(complete=False)
+                            for mark in partial.inputs().values()])
+    partial.close()
+    packed = gzip.compress((work / "ubi.jsonl").read_bytes())
+    (work / "cut.jsonl.gz").write_bytes(packed[:len(packed) // 2])
     busy = socket.socket()
     busy.bind(("0.0.0.0", 0))
     busy.listen()
     yield {"LOG": str(work / "ubi.jsonl"), "STORE": f"sqlite:///{work / 'q.db'}",
            "FILE": str(work / "truth.json"), "DIR": str(work), "OUT": str(work / "out"),
-           "JUDGMENTS": str(work / "judgments.csv"), "BUSY": str(busy.getsockname()[1])}
+           "JUDGMENTS": str(work / "judgments.csv"), "BUSY": str(busy.getsockname()[1]),
+           "PARTIAL": f"sqlite:///{work / 'partial.db'}", "CUT": str(work / "cut.jsonl.gz")}
     busy.close()
 
 
@@ -44,6 +55,8 @@ CASES = [
     (["replay", "LOG", "--set", "windows.abandonment_s"], 2, "--set"),
     (["replay", "LOG", "--set", "windows.abandonment_s=soon"], 2, "windows.abandonment_s"),
     (["replay", "LOG", "--config", "DIR/missing.toml"], 2, "missing.toml"),
+    (["replay", "CUT"], 3, "cut.jsonl.gz"),  # what came before the break is counted
+    (["replay", "LOG", "LOG", "--store", "sqlite:///DIR/twice.db"], 2, "the same log twice"),
     (["simulate", "--sessions", "-1"], 2, "--sessions"),
     (["simulate", "--sessions", "ten"], 2, "--sessions"),
     (["simulate", "--sessions-per-second", "0"], 2, "--sessions-per-second"),
@@ -66,6 +79,12 @@ CASES = [
     (["feedback", "--store", "STORE", "--out", "FILE/refresh"], 2, "--out"),
     (["feedback", "--out", "OUT"], 2, "store.url"),
     (["feedback", "--store", "sqlite:///DIR/missing/q.db", "--out", "OUT"], 3, "store"),
+    # the store, feedback's input, holds part of a replay: unusable as it is (exit 3, as a
+    # truncated log), not a bad argument; the same command succeeds once the replay is done
+    (["feedback", "--store", "PARTIAL", "--out", "OUT"], 3, "--allow-incomplete"),
+    (["feedback", "--store", "PARTIAL", "--out", "OUT", "--set",
+      "store.allow_incomplete=maybe"], 2, "store.allow_incomplete"),
+    (["clicks", "--store", "PARTIAL", "--out", "OUT"], 3, "unfinished replay"),
     (["clicks", "--store", "STORE", "--out", "OUT", "--since", "banana"], 2, "--since"),
     (["clicks", "--store", "STORE", "--out", "OUT", "--since", "2026-02-30"], 2, "--since"),
     (["judgments", "import", "DIR/missing.csv", "--out", "OUT"], 3, "missing.csv"),

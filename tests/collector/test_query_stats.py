@@ -220,9 +220,9 @@ def test_client_marks_of_a_day_are_the_union_of_its_flushes(store_url):
 
 
 def test_a_store_of_an_older_version_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path):
-    """The first store had no item, judged, client-mark or position columns: a reader (the
-    feedback job, the click model) reads them as their defaults without changing the file; a
-    writer adds them."""
+    """The first store had no item, judged, client-mark, position or without-client-id
+    columns and no table of replay positions: a reader (the feedback job, the click model)
+    reads them as their defaults without changing the file; a writer adds them."""
     path = tmp_path / "old.db"
     counts = ("searches", "zero_result", "clicked", "ranked_clicked", "clicks", "converted",
               "reformulated", "abandoned")
@@ -246,13 +246,20 @@ def test_a_store_of_an_older_version_is_read_as_it_is_and_upgraded_by_a_writer(t
         "shown": {}, "clicked_documents": {}, "reformulations": {}, "clients": {},
         "shown_at": {}, "clicked_at": {}}
     assert list(reader.positions("2026-01-01")) == []
+    assert reader.clients_of("web", "tent", "2026-01-01") == (set(), 0)
+    assert reader.inputs() == {}  # no replay positions: no unfinished replay
     reader.close()
-    columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(query_stats)")]
-    assert "shown_at" not in columns  # a reader never changes a store
-    open_store(url).close()
     db = sqlite3.connect(path)
     columns = [row[1] for row in db.execute("PRAGMA table_info(query_stats)")]
-    assert {"shown_at", "clicked_at", "judged_ndcg_sum", "client_marks"} <= set(columns)
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    db.close()
+    assert "shown_at" not in columns and "store_inputs" not in tables  # a reader never
+    open_store(url).close()  # changes a store
+    db = sqlite3.connect(path)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(query_stats)")]
+    assert {"shown_at", "clicked_at", "judged_ndcg_sum", "client_marks",
+            "searches_without_client_id"} <= set(columns)
+    assert db.execute("SELECT COUNT(*) FROM store_inputs").fetchone() == (0,)
     assert db.execute("SELECT day FROM store_days ORDER BY day").fetchall() == [
         ("2026-01-04",), ("2026-01-05",)]  # the writer filled in the days the store held
 

@@ -9,6 +9,7 @@ import zlib
 
 import pytest
 
+from collector.accounting import INVALID_LATENCY
 from collector.config import load_config
 from collector.engine import Engine
 from collector.replay import exposition
@@ -85,6 +86,17 @@ def test_the_unit_cap_still_counts_the_search(ubi, engine):
     assert a.units == 1
     assert sum(b.searches for b in a.filled()) == 3
     assert e.stats.data_quality[UNIT_NOT_TRACKED] == 2  # both searches of the untracked c2
+
+
+def test_a_latency_that_is_not_one_is_no_timing_of_its_unit(ubi, engine):
+    """"NaN" and a negative latency are counted as invalid_latency and the search kept
+    (events.py): its unit counts the search, but neither timed nor slow."""
+    e = engine([ubi.query("q1", "tent", 0, client="c1", variant="A", latency_ms="NaN"),
+                ubi.query("q2", "lamp", 1, client="c1", variant="A", latency_ms=-5),
+                ubi.query("q3", "desk", 2, client="c1", variant="A", latency_ms=900)])
+    (counts,) = experiments(e)["web", "A"].filled()
+    assert (counts.searches, counts.timed, counts.slow) == (3, 1, 1)
+    assert e.stats.data_quality[INVALID_LATENCY] == 2
 
 
 def test_a_client_in_two_variants_is_a_unit_of_each(ubi, engine):

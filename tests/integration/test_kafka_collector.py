@@ -467,8 +467,9 @@ def test_sigterm_stops_within_compose_s_grace_period(tmp_path):
     """`docker compose stop` sends SIGTERM and kills after stop_grace_period: the collector's
     real stop — the batch in hand, a final store flush, a checkpoint, leaving the group,
     closing its producer — must fit, also when the broker went away first (the slow case: the
-    checkpoint and the producer wait for it), and end cleanly (exit 0: the next start resumes
-    from the last checkpoint the broker holds)."""
+    checkpoint and the producer wait for it, each step bounded), within issue 24's 5 s, and
+    end cleanly (exit 0, no traceback: the next start resumes from the last checkpoint the
+    broker holds)."""
     grace = _compose_grace_s()
     broker = KafkaBroker(tmp_path / "broker").start()  # its own broker: this test stops it
     run = Run(broker.bootstrap, tmp_path, sessions=3000, seed=15)
@@ -487,6 +488,9 @@ def test_sigterm_stops_within_compose_s_grace_period(tmp_path):
         collector.stop()
         broker.stop()
     print(f"collector stop after SIGTERM, broker gone: {took:.2f} s (grace {grace} s)")
-    assert code == 0, collector.log()
-    assert "stopping without the broker" in collector.log()
-    assert took < grace, took
+    log = collector.log(10**7)
+    assert code == 0, log[-4000:]
+    stopping = log[log.index("SIGTERM: stopping"):]  # (kafka-python itself logs a traceback
+    assert "stopping without the broker" in stopping  # when the broker resets a connection)
+    assert "Traceback" not in stopping, stopping[-4000:]
+    assert took < min(grace, 5.0), took

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import KafkaTimeoutError
 
 from collector.config import Config
-from collector.sources.kafka.connection import client_options
+from collector.sources.kafka.connection import client_options, close_client
 
 log = logging.getLogger(__name__)
+_STOP_CHECK_S = 0.1  # how often a checkpoint's write looks whether the collector is stopping
 
 
 def checkpoint_key(group: str, instance: str) -> str:
@@ -43,7 +47,7 @@ def read_checkpoints(config: Config) -> dict[str, dict[str, Any]]:
                         if record.key and record.value:
                             latest[record.key.decode()] = json.loads(record.value)
     finally:
-        reader.close()
+        close_client(reader, 1.0)
     return latest
 
 
@@ -86,15 +90,26 @@ class Checkpoints:
         safe, high = max(covered, key=lambda entry: entry[1])
         return safe, high
 
-    def write(self, partitions: dict[str, list[int]], counts: dict[str, Any]) -> None:
-        """One record: the counters and the offsets they cover (raises KafkaError)."""
+    def write(self, partitions: dict[str, list[int]], counts: dict[str, Any],
+              timeout_s: float = 10.0, stop: threading.Event | None = None) -> None:
+        """One record: the counters and the offsets they cover, acknowledged within
+        ``timeout_s``, or given up as soon as ``stop`` is set (raises KafkaError): a
+        shutdown does not wait for a broker that is gone."""
         merged = dict(self.partitions)
         for key, (safe, high) in partitions.items():
             before = merged.get(key, [safe, high])
             merged[key] = [max(safe, before[0]), max(high, before[1])]
         record = {"group": self.group, "topics": self.topics, "sequence": self.sequence + 1,
                   "partitions": merged, "counts": counts}
-        self.producer.send(self.config["kafka.checkpoint_topic"], key=self.key.encode(),
-                           value=json.dumps(record).encode()).get(timeout=10)
+        sent = self.producer.send(self.config["kafka.checkpoint_topic"],
+                                  key=self.key.encode(), value=json.dumps(record).encode())
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                sent.get(timeout=min(_STOP_CHECK_S, max(0.0, deadline - time.monotonic())))
+                break
+            except KafkaTimeoutError:
+                if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+                    raise
         self.sequence += 1
         self.partitions = merged

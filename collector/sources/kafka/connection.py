@@ -3,13 +3,16 @@ topics it owns (created when missing)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from collector.config import Config
+
+log = logging.getLogger(__name__)
 
 
 def client_options(config: Config) -> dict[str, Any]:
@@ -41,3 +44,37 @@ def ensure_topics(config: Config) -> None:
         pass
     finally:
         admin.close()
+
+
+def close_client(client: KafkaProducer | KafkaConsumer | KafkaAdminClient | None,
+                 timeout_s: float) -> None:
+    """Close a client within about ``timeout_s`` whatever the brokers do (kafka-python's
+    defaults wait up to 30 s for a consumer, for ever for a producer). A producer's batches
+    still unacknowledged then (a broker gone: dead letters, a checkpoint) are given up, and
+    what they held is written again after the restart (docs/delivery.md)."""
+    if client is None:
+        return
+    try:
+        if isinstance(client, KafkaProducer):
+            client.close(timeout=timeout_s)
+        elif isinstance(client, KafkaConsumer):
+            client.close(timeout_ms=int(timeout_s * 1000))
+        else:
+            client.close()
+    except KafkaError as error:
+        log.warning("%s not closed cleanly within %.1f s: %s", type(client).__name__,
+                    timeout_s, error)
+        if isinstance(client, KafkaProducer):
+            _give_up(client)
+
+
+def _give_up(producer: KafkaProducer) -> None:
+    """End a producer whose close timed out. kafka-python 3.0's ``close`` flushes first and
+    raises there, before it stops its sender and marks itself closed: its ``__del__`` would
+    then wait 1 s more for the same batches at exit and print their timeout as a traceback
+    ("Exception ignored in KafkaProducer.__del__"). This is what its close does next, without
+    the wait: the sender is told to drop what it holds, the producer is marked closed."""
+    sender = getattr(producer, "_sender", None)
+    if sender is not None:
+        sender.force_close()
+    producer._closed = True

@@ -39,7 +39,7 @@ from collector.engine import Engine
 from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
 from collector.sources.kafka.checkpoints import Checkpoints
-from collector.sources.kafka.connection import client_options, ensure_topics
+from collector.sources.kafka.connection import client_options, close_client, ensure_topics
 from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
 from collector.store_writer import StoreWriter
 from collector.view import View, merge_views, view_from_dict, view_to_dict
@@ -48,6 +48,13 @@ from collector.zero_result_queries import QueryRelease
 log = logging.getLogger(__name__)
 _POLL_TIMEOUT_MS = 200
 _POLL_RECORDS = 2000
+# A checkpoint's record write while running waits this long, or until the collector stops;
+# its group commit (kafka-python's commit cannot be interrupted) at most _COMMIT_TIMEOUT_S.
+_CHECKPOINT_TIMEOUT_S = 10.0
+_COMMIT_TIMEOUT_S = 2.0
+# Each step of the shutdown (final checkpoint write, group commit, consumer close, producer
+# close) waits at most this long: with a commit in progress at the signal, 4 s in all.
+SHUTDOWN_STEP_S = 0.5
 
 
 class KafkaCollector(ConsumerRebalanceListener):
@@ -64,23 +71,30 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.release = QueryRelease.from_config(config)  # top queries of all partitions
         self.consumed: Counter[str] = Counter()
         self.connected = False
-        self.writer = StoreWriter.from_config(config)
         # one judgment set for every partition's engine (loaded once, reloaded on change)
         self.judgments = (JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
                           if config["judgments.file"] else None)
         self.examination = ExaminationFile.from_config(config)
-        options = client_options(config)
-        self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
-                                      client_id=f"searchpulse-{self.instance}")
-        self.consumer = KafkaConsumer(
-            **options, group_id=config["kafka.group_id"], enable_auto_commit=False,
-            auto_offset_reset="earliest", client_id=f"searchpulse-{self.instance}",
-            group_instance_id=self.instance,  # a restart reclaims its partitions at once
-            session_timeout_ms=int(config["kafka.session_timeout_s"] * 1000),
-            partition_assignment_strategy=[CooperativeStickyAssignor])
-        ensure_topics(config)
-        self.checkpoints = Checkpoints(config, self.producer, self.instance, self.topics)
-        self._restore()
+        self.writer: StoreWriter | None = None
+        self.producer: KafkaProducer | None = None
+        self.consumer: KafkaConsumer | None = None
+        try:  # each step may wait for the brokers, and fail
+            self.writer = StoreWriter.from_config(config)
+            options = client_options(config)
+            self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
+                                          client_id=f"searchpulse-{self.instance}")
+            self.consumer = KafkaConsumer(
+                **options, group_id=config["kafka.group_id"], enable_auto_commit=False,
+                auto_offset_reset="earliest", client_id=f"searchpulse-{self.instance}",
+                group_instance_id=self.instance,  # a restart reclaims its partitions at once
+                session_timeout_ms=int(config["kafka.session_timeout_s"] * 1000),
+                partition_assignment_strategy=[CooperativeStickyAssignor])
+            ensure_topics(config)
+            self.checkpoints = Checkpoints(config, self.producer, self.instance, self.topics)
+            self._restore()
+        except BaseException:
+            self.close(0.0)  # what a failed attempt opened, before the next one
+            raise
 
     # -- the loop: poll → apply rebalances → feed → checkpoint when due --------------------
     def run(self) -> None:
@@ -128,19 +142,25 @@ class KafkaCollector(ConsumerRebalanceListener):
                 self.consumed[tp.topic] += len(records)
 
     def _shutdown(self) -> None:
+        """The last flush and checkpoint, then every client closed, each step bounded
+        (SHUTDOWN_STEP_S) whatever the brokers do: a checkpoint not written now is not lost,
+        the next start replays from the last one written."""
         self.flush_aggregates(force=True)
-        self.checkpoint()
+        if not self.checkpoint(SHUTDOWN_STEP_S):
+            # Counters and offsets travel together in a checkpoint: the next start resumes
+            # from the last one the broker holds and recounts from its offsets, so stopping
+            # without the broker is not a failure (exit 0, no traceback).
+            log.warning("stopping without the broker: the next start resumes from the last "
+                        "checkpoint it received")
+        self.close(SHUTDOWN_STEP_S)
+
+    def close(self, timeout_s: float) -> None:
+        """Close the store and the clients (the consumer leaves the group), each within
+        about ``timeout_s``."""
         if self.writer is not None:
             self.writer.close()
-        self.consumer.close()  # leaves the group; its partitions were checkpointed just before
-        # Without the broker the last checkpoint stays unsent: the next start resumes from the
-        # last one the broker holds and recounts from its offsets (counters and offsets travel
-        # together), so stopping is not a failure.
-        try:
-            self.producer.close(timeout=10)
-        except KafkaError as error:
-            log.warning("stopping without the broker (%s): the next start resumes from the "
-                        "last checkpoint it received", error)
+        close_client(self.consumer, timeout_s)
+        close_client(self.producer, timeout_s)
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
@@ -165,8 +185,10 @@ class KafkaCollector(ConsumerRebalanceListener):
                    for tp, p in parts.items()}
         self.writer.flush(stats, offsets, self.config["kafka.group_id"], wait=force)
 
-    def checkpoint(self) -> bool:
-        """Persist counts with the offsets they cover, commit the safe offsets, then expose."""
+    def checkpoint(self, timeout_s: float | None = None) -> bool:
+        """Persist counts with the offsets they cover, commit the safe offsets, then expose.
+        ``timeout_s``: the record's write and the group commit each wait at most that long
+        (the shutdown's); default: the running ones, the write given up once stopping."""
         offsets = {}
         partitions = {}
         snapshots = {}
@@ -183,9 +205,14 @@ class KafkaCollector(ConsumerRebalanceListener):
         try:
             # One record holds the counters and the offsets they cover: it is the atomic
             # checkpoint. The group commit after it serves lag monitoring and a fallback.
-            self.checkpoints.write(partitions, view_to_dict(view))
+            if timeout_s is None:
+                self.checkpoints.write(partitions, view_to_dict(view), _CHECKPOINT_TIMEOUT_S,
+                                       self.stop_event)
+            else:
+                self.checkpoints.write(partitions, view_to_dict(view), timeout_s)
             if offsets:  # bounded: during a broker outage the loop must go on polling
-                self.consumer.commit(offsets, timeout_ms=5000)
+                commit_s = _COMMIT_TIMEOUT_S if timeout_s is None else timeout_s
+                self.consumer.commit(offsets, timeout_ms=int(commit_s * 1000))
         except KafkaError as error:
             self.health["commit_failures"] += 1
             log.warning("checkpoint failed, will retry: %s", error)

@@ -11,6 +11,7 @@ from kafka import KafkaProducer
 from collector.config import Config
 
 log = logging.getLogger(__name__)
+_FLUSH_TIMEOUT_S = 120.0  # the producer's own delivery timeout: by then a record has failed
 
 
 class _Key(msgspec.Struct):
@@ -31,7 +32,7 @@ def record_key(raw: bytes) -> bytes | None:
 
 def produce(records: Iterable[bytes], bootstrap: str, topic: str, use_security: bool,
             config: Config) -> int:
-    from collector.sources.kafka.connection import client_options
+    from collector.sources.kafka.connection import client_options, close_client
 
     options = client_options(config) if use_security else {}
     options["bootstrap_servers"] = bootstrap.split(",")
@@ -40,7 +41,7 @@ def produce(records: Iterable[bytes], bootstrap: str, topic: str, use_security: 
     for raw in records:
         producer.send(topic, key=record_key(raw), value=raw.rstrip(b"\n"))
         count += 1
-    producer.flush()
-    producer.close()
+    producer.flush(timeout=_FLUSH_TIMEOUT_S)  # raises KafkaTimeoutError: not all were sent
+    close_client(producer, 5.0)
     log.info("produced %d records to %s", count, topic)
     return count
