@@ -23,46 +23,15 @@ from alerts.config import (
     percentile,
     seconds,
 )
+from collector import definitions as d
+from collector.definitions import COUNTS, RATIOS
 from collector.experiment_stats import RATES, WITH_RESULTS, Rate, chi2_critical
-from collector.units import BUCKET_COUNTS
 
 Rule = dict[str, Any]
 
-# Recorded count → the counter it sums; `searches_with_results` is derived from two of them.
-COUNTERS = {
-    "searches": "searchpulse_searches_total",
-    "zero_result_searches": "searchpulse_zero_result_searches_total",
-    "clicked_searches": "searchpulse_clicked_searches_total",
-    "reformulated_searches": "searchpulse_reformulated_searches_total",
-    "abandoned_searches": "searchpulse_abandoned_searches_total",
-    "converted_searches": "searchpulse_converted_searches_total",
-    # judged relevance (collector/judged_relevance.py): summaries of judged searches
-    "judged_searches": "searchpulse_judged_ndcg_at_10_count",
-    "judged_ndcg_at_10": "searchpulse_judged_ndcg_at_10_sum",
-    "judged_coverage_at_10": "searchpulse_judged_coverage_at_10_sum",
-    # clicks, and clicks weighted by 1/examination of their position (collector/examination.py)
-    "clicks": "searchpulse_clicks_total",
-    "debiased_clicks": "searchpulse_debiased_clicks_total",
-}
-# the overview's headline row reads these
+# The overview's headline row reads these counts (collector/definitions.py COUNTS).
 HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
                    "reformulated_searches", "abandoned_searches", "searches_with_results")
-# Ratio → (numerator, denominator): the rates of docs/metrics.md.
-RATIOS = {
-    "zero_result_searches_per_searches": ("zero_result_searches", "searches"),
-    "clicked_searches_per_searches_with_results": ("clicked_searches", "searches_with_results"),
-    "reformulated_searches_per_searches": ("reformulated_searches", "searches"),
-    "abandoned_searches_per_searches_with_results": ("abandoned_searches",
-                                                     "searches_with_results"),
-    "converted_searches_per_searches_with_results": ("converted_searches",
-                                                     "searches_with_results"),
-    # mean judged NDCG@10 and coverage@10 over judged searches (sum / count)
-    "judged_ndcg_at_10_per_judged_searches": ("judged_ndcg_at_10", "judged_searches"),
-    "judged_coverage_at_10_per_judged_searches": ("judged_coverage_at_10", "judged_searches"),
-    # clicks per search, raw and inverse-propensity weighted (not proportions: no interval)
-    "clicks_per_searches_with_results": ("clicks", "searches_with_results"),
-    "debiased_clicks_per_searches_with_results": ("debiased_clicks", "searches_with_results"),
-}
 # Experiment rates (collector/experiment_stats.py): each per variant with its clustered 95 %
 # interval and its difference from the control; the guardrails' over the ticket window, the
 # rest over the paging window (the experiments dashboard).
@@ -74,13 +43,14 @@ LEVELS = {"application": "application", "application_stratum": "application, str
 # The sample-ratio ticket tests 2 to this many variants (p = 0.001 critical value per count).
 MAX_TESTED_VARIANTS = 8
 # An experiment rate's counts per unit bucket: a bucket attribute → its metric's count name.
-BUCKET_COUNT_NAMES = {attribute: name for attribute, name, _ in BUCKET_COUNTS}
-BUCKET_COUNT_NAMES[WITH_RESULTS] = "searches_with_results"
+BUCKET_COUNT_NAMES = {family.attribute: family.name.removeprefix("searchpulse_experiment_")
+                      .removesuffix("_total") for family in d.BUCKET_COUNTS}
+BUCKET_COUNT_NAMES[WITH_RESULTS] = d.WITH_RESULTS
 
 # Panel ids of the dashboards (dashboards/ builds its panels with these ids).
 PANELS = {
-    "zero_result_rate": 2, "known_item_zero_result_rate": 3, "ctr": 4, "reformulation_rate": 5,
-    "abandonment_rate": 6, "latency": 7, "traffic": 8, "judged_ndcg": 23, "judged_coverage": 24,
+    **{rate.key: rate.panel for rate in d.RATES if rate.panel},  # the rates' headline stats
+    "known_item_zero_result_rate": 3, "latency": 7, "traffic": 8,
     "experiment_traffic": 1, "experiment_zero_result_difference": 21,
     "experiment_slow_search_difference": 22,
     "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
@@ -111,16 +81,16 @@ class Recordings:
         return name
 
     def count(self, level: str, count: str, window: str) -> str:
-        if count == "searches_with_results":
-            searches = self.count(level, "searches", window)
-            zero = self.count(level, "zero_result_searches", window)
-            return self._add(count_name(level, count, window), f"{searches} - {zero}")
+        definition = COUNTS[count]
+        if definition.difference:  # searches with results = searches − zero-result searches
+            whole, part = (self.count(level, c, window) for c in definition.difference)
+            return self._add(count_name(level, count, window), f"{whole} - {part}")
         return self._add(count_name(level, count, window),
-                         f"sum by ({LEVELS[level]}) (rate({COUNTERS[count]}"
+                         f"sum by ({LEVELS[level]}) (rate({definition.sample}"
                          f"{{{self.profile.deployment.selector}}}[{window}]))")
 
     def ratio(self, level: str, ratio: str, window: str) -> str:
-        numerator, denominator = RATIOS[ratio]
+        numerator, denominator = RATIOS[ratio].numerator, RATIOS[ratio].denominator
         above = self.count(level, numerator, window)
         below = self.count(level, denominator, window)
         return self._add(ratio_name(level, ratio, window), f"{above} / ({below} > 0)")
@@ -131,7 +101,7 @@ class Recordings:
         return self._add(
             f"application:searchpulse_search_latency_seconds:{quantile}_rate{window}",
             f"histogram_quantile({self.profile.thresholds.latency_quantile}, sum by "
-            f"(application, le) (rate(searchpulse_search_latency_seconds_bucket"
+            f"(application, le) (rate({d.SEARCH_LATENCY.name}_bucket"
             f"{{{self.profile.deployment.selector}}}[{window}])))")
 
     def interleaving(self, window: str) -> tuple[str, str]:
@@ -149,12 +119,12 @@ class Recordings:
             f"application_variant_team_bucket:searchpulse_experiment_interleaving_wins:"
             f"increase{window}",
             f"sum by (application, variant, team, unit_bucket) (increase("
-            f"searchpulse_experiment_interleaving_wins_total{{{sel}}}[{window}]))")
+            f"{d.EXPERIMENT_INTERLEAVING_WINS.name}{{{sel}}}[{window}]))")
         ties = self._add(
             f"application_variant_bucket:searchpulse_experiment_interleaving_ties:"
             f"increase{window}",
             f"sum by (application, variant, unit_bucket) (increase("
-            f"searchpulse_experiment_interleaving_ties_total{{{sel}}}[{window}]))")
+            f"{d.EXPERIMENT_INTERLEAVING_TIES.name}{{{sel}}}[{window}]))")
         contests_b = self._add(
             f"application_variant_bucket:searchpulse_experiment_interleaving_contests:"
             f"increase{window}",
@@ -182,11 +152,11 @@ class Recordings:
         """A count per application and experiment variant (every variant but none and
         other): its increase over the window."""
         return self._count_of("application_variant", count, window, lambda c: (
-            c, COUNTERS.get(c, ""), ',variant!~"none|other"'))
+            c, COUNTS[c].sample, ',variant!~"none|other"'))
 
     def variant_ratio(self, ratio: str, window: str) -> str:
         """A ratio per application and experiment variant over the window."""
-        numerator, denominator = RATIOS[ratio]
+        numerator, denominator = RATIOS[ratio].numerator, RATIOS[ratio].denominator
         above = self.variant_count(numerator, window)
         below = self.variant_count(denominator, window)
         return self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
@@ -197,7 +167,7 @@ class Recordings:
         """An experiment count per application, variant and unit bucket (collector/units.py)
         over the window."""
         return self._count_of("application_variant_bucket", count, window, lambda c: (
-            f"experiment_{c}", f"searchpulse_experiment_{c}_total", ""))
+            f"experiment_{c}", f"{d.PREFIX}experiment_{c}_total", ""))
 
     def _count_of(self, level: str, count: str, window: str,
                   source: Callable[[str], tuple[str, str, str]]) -> str:
@@ -205,9 +175,9 @@ class Recordings:
         its recorded name, its counter and extra matchers. Searches with results are derived:
         searches − zero-result searches of the same level."""
         name = f"{level}:searchpulse_{source(count)[0]}:increase{window}"
-        if count == "searches_with_results":
+        if COUNTS[count].difference:
             whole, part = (self._count_of(level, c, window, source)
-                           for c in ("searches", "zero_result_searches"))
+                           for c in COUNTS[count].difference)
             return self._add(name, f"{whole} - {part}")
         _, counter, matchers = source(count)
         return self._add(name, f"sum by ({LEVELS[level]}) (increase({counter}"
@@ -261,7 +231,7 @@ class Recordings:
         designed variants present) or an equal split of the variants present."""
         design = self.profile.experiments
         units = self._add("application_variant:searchpulse_experiment_units:sum",
-                          f"sum by (application, variant) (searchpulse_experiment_units"
+                          f"sum by (application, variant) ({d.EXPERIMENT_UNITS.name}"
                           f"{{{self.profile.deployment.selector}}})")
         shares = (" or ".join(f'{units}{{variant="{variant}"}} * 0 + {share!r}'
                               for variant, share in design.split)
@@ -330,7 +300,7 @@ def _baseline_text(name: str, fmt: str = "humanizePercentage") -> str:
 
 TOP_QUERIES = ('{{ range printf "topk(5, searchpulse_top_zero_result_queries{application=%q})" '
                '$labels.application | query }}"{{ .Labels.query }}" ({{ .Value }}) {{ end }}')
-ZERO = "zero_result_searches_per_searches"
+ZERO = d.ZERO_RESULT_RATE.ratio
 
 
 @builds("SearchZeroResultRateHigh")
@@ -373,9 +343,9 @@ def _known_item(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "known_item_zero_result_rate")
 
 
-def _baseline_drift(ratio: str, factor_setting: str, direction: str, noun: str,
-                    panel: str) -> Builder:
+def _baseline_drift(rate: d.Rate, factor_setting: str, direction: str, noun: str) -> Builder:
     """An online rate that moved away from its own baseline by a factor, in both windows."""
+    ratio, panel = rate.ratio, rate.key
 
     def build(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         factor = getattr(profile.thresholds, factor_setting)
@@ -402,14 +372,11 @@ def _weeks_ago(profile: Profile) -> str:
 
 
 BUILDERS["SearchClickThroughRateDrop"] = _baseline_drift(
-    "clicked_searches_per_searches_with_results", "ctr_drop_factor", "<", "Click-through rate",
-    "ctr")
+    d.CTR, "ctr_drop_factor", "<", "Click-through rate")
 BUILDERS["SearchReformulationRateHigh"] = _baseline_drift(
-    "reformulated_searches_per_searches", "reformulation_rise_factor", ">", "Reformulation rate",
-    "reformulation_rate")
+    d.REFORMULATION_RATE, "reformulation_rise_factor", ">", d.REFORMULATION_RATE.title)
 BUILDERS["SearchAbandonmentRateHigh"] = _baseline_drift(
-    "abandoned_searches_per_searches_with_results", "abandonment_rise_factor", ">",
-    "Abandonment rate", "abandonment_rate")
+    d.ABANDONMENT_RATE, "abandonment_rise_factor", ">", d.ABANDONMENT_RATE.title)
 
 
 @builds("SearchLatencyHigh")
@@ -427,8 +394,8 @@ def _latency(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "latency")
 
 
-JUDGED_NDCG = "judged_ndcg_at_10_per_judged_searches"
-JUDGED_COVERAGE = "judged_coverage_at_10_per_judged_searches"
+JUDGED_NDCG = d.JUDGED_NDCG_MEAN.ratio
+JUDGED_COVERAGE = d.JUDGED_COVERAGE_MEAN.ratio
 
 
 @builds("SearchJudgedRelevanceDrop")
@@ -450,7 +417,7 @@ def _judged_drop(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"baseline (median of the same {long} window {_weeks_ago(profile)}): "
         f"{_baseline_text(r_long, three_digits)}. The ranking of judged queries changed "
         f"for the worse: check ranking deploys first.",
-        "judged_ndcg")
+        d.JUDGED_NDCG_MEAN.key)
 
 
 @builds("SearchJudgmentSetStale")
@@ -467,7 +434,7 @@ def _judgments_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"{{{{ $labels.application }}}} show has a grade, over {short} and {long} (floor "
         f"{floor:.0%}): judged NDCG is measuring a catalogue that no longer exists. Re-pool: "
         f"`searchpulse feedback` lists judged queries with low coverage.",
-        "judged_coverage")
+        d.JUDGED_COVERAGE_MEAN.key)
 
 
 @builds("SearchExperimentSampleRatioMismatch")
@@ -531,8 +498,8 @@ def _cessation(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     t, sel = profile.thresholds, profile.deployment.selector
     window = t.cessation_window
     return Built(
-        f"sum by (application) (rate(searchpulse_searches_total{{{sel}}}[{window}])) == 0\n"
-        f"and on (application) sum by (application) (rate(searchpulse_searches_total{{{sel}}}"
+        f"sum by (application) (rate({d.SEARCHES.name}{{{sel}}}[{window}])) == 0\n"
+        f"and on (application) sum by (application) (rate({d.SEARCHES.name}{{{sel}}}"
         f"[1h] offset 1h)) > {t.cessation_substantial_per_s}",
         "{{ $labels.application }} stopped sending searches.",
         f"No search of {{{{ $labels.application }}}} for {window}, while an hour earlier it "
@@ -545,9 +512,9 @@ def _cessation(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
 def _traffic_absent(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     duration = profile.duration(row.for_)
     return Built(
-        f"absent(searchpulse_searches_total{{{profile.deployment.selector}}})",
+        f"absent({d.SEARCHES.name}{{{profile.deployment.selector}}})",
         "No search-quality series at all.",
-        f"searchpulse_searches_total has no series for {duration}: the collector sees no "
+        f"{d.SEARCHES.name} has no series for {duration}: the collector sees no "
         f"searches (no producer, wrong topic) or its series are not scraped.",
         "traffic", kind="traffic", per_application=False)
 
@@ -582,7 +549,7 @@ def _collector_absent(profile: Profile, row: AlertRow, rec: Recordings) -> Built
 @builds("SearchpulseEventsStale")
 def _events_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     limit = profile.thresholds.event_staleness_s_critical
-    last = f"searchpulse_last_event_timestamp_seconds{{{profile.deployment.selector}}}"
+    last = f"{d.LAST_EVENT_TIMESTAMP.name}{{{profile.deployment.selector}}}"
     return _pipeline(
         f"time() - max({last}) > {limit}\nand max({last}) > 0",
         "The newest search event the collector saw is too old.",
@@ -595,8 +562,8 @@ def _events_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
 def _invalid_records(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     t, sel = profile.thresholds, profile.deployment.selector
     window, _ = profile.windows.pair(row.windows)
-    records = f"searchpulse_records_total{{{sel}}}"
-    invalid = f'searchpulse_records_total{{{sel},outcome="invalid"}}'
+    records = f"{d.RECORDS.name}{{{sel}}}"
+    invalid = f'{d.RECORDS.name}{{{sel},outcome="invalid"}}'
     return _pipeline(
         f"sum(rate({invalid}[{window}])) / sum(rate({records}[{window}])) "
         f"> {t.invalid_record_ratio_warning}\n"
@@ -604,12 +571,12 @@ def _invalid_records(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "Many search events are rejected as invalid.",
         f"{{{{ $value | humanizePercentage }}}} of records were invalid over {window} (limit "
         f"{t.invalid_record_ratio_warning:.0%}): a producer changed its format. The reasons are "
-        f"in searchpulse_invalid_records_total and the records in the dead-letter topic.",
+        f"in {d.INVALID_RECORDS.name} and the records in the dead-letter topic.",
         "invalid_records")
 
 
 def _lag(profile: Profile) -> str:
-    return f"searchpulse_kafka_consumer_lag_records{{{profile.deployment.selector}}}"
+    return f"{d.KAFKA_LAG.name}{{{profile.deployment.selector}}}"
 
 
 @builds("SearchpulseConsumerLagHigh")
@@ -641,8 +608,8 @@ def _store_flush(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
     window, _ = profile.windows.pair(row.windows)
     sel = profile.deployment.selector
     return _pipeline(
-        f"sum(increase(searchpulse_store_flush_failures_total{{{sel}}}[{window}])) > 0\n"
-        f"unless sum(increase(searchpulse_store_flushes_total{{{sel}}}[{window}])) > 0",
+        f"sum(increase({d.STORE_FLUSH_FAILURES.name}{{{sel}}}[{window}])) > 0\n"
+        f"unless sum(increase({d.STORE_FLUSHES.name}{{{sel}}}[{window}])) > 0",
         "The per-query aggregate store rejects every flush.",
         f"{{{{ $value | humanize }}}} flushes of per-query aggregates failed over {window} and "
         f"none succeeded: the store is down or full. Metrics are unaffected; the rows wait in "
@@ -684,8 +651,8 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
         window = profile.windows.ticket_long if rate.guardrail else profile.windows.page_long
         rec.clustered(rate, window)
         rec.difference(rate, window)
-    for ratio in ("clicks_per_searches_with_results", "debiased_clicks_per_searches_with_results"):
-        rec.variant_ratio(ratio, profile.windows.page_long)  # the experiments dashboard's IPS
+    for rate in (d.CLICKS_PER_SEARCH, d.DEBIASED_CLICKS_PER_SEARCH):
+        rec.variant_ratio(rate.ratio, profile.windows.page_long)  # the experiments dashboard's IPS
     alerts: dict[str, list[Rule]] = {group: [] for group in GROUPS.values()}
     for row in profile.alerts:
         if row.name not in BUILDERS:
