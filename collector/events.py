@@ -15,7 +15,8 @@ from typing import Annotated, Any
 
 import msgspec
 
-# Reject reasons (a closed set: they are label values of searchpulse_invalid_records_total).
+# Reject reasons (a closed set: they are label values of searchpulse_invalid_records_total);
+# a field of the wrong type is rejected as ``invalid_<field>`` (``_reason_for``).
 MALFORMED_JSON = "malformed_json"
 NOT_AN_OBJECT = "not_an_object"
 NOT_QUERY_OR_EVENT = "not_query_or_event"
@@ -23,8 +24,6 @@ MISSING_QUERY_ID = "missing_query_id"
 MISSING_TIMESTAMP = "missing_timestamp"
 INVALID_TIMESTAMP = "invalid_timestamp"
 TIMESTAMP_OUT_OF_RANGE = "timestamp_out_of_range"
-INVALID_PAGE = "invalid_page"
-INVALID_TOTAL_HITS = "invalid_total_hits"
 OVERSIZED = "oversized"
 
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
