@@ -17,7 +17,6 @@ from alerts.config import (
     HEALTH_DASHBOARD,
     OVERVIEW_DASHBOARD,
     AlertRow,
-    ConfigError,
     Profile,
     duration,
     percentile,
@@ -25,6 +24,7 @@ from alerts.config import (
 )
 from collector import definitions as d
 from collector.definitions import COUNTS, RATIOS
+from collector.errors import ConfigError
 from collector.experiment_stats import RATES, WITH_RESULTS, Rate, chi2_critical
 
 Rule = dict[str, Any]

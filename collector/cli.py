@@ -17,9 +17,15 @@ from typing import Any
 
 from collector import __version__, redaction
 from collector import arguments as kind
-from collector.config import ConfigError, Setting, describe, load_config
-from collector.query_store import StoreError
-from collector.strata import StrataError
+from collector.config import Setting, describe, load_config
+from collector.errors import (
+    ClicksError,
+    ConfigError,
+    FeedbackError,
+    JudgmentsError,
+    StoreError,
+    StrataError,
+)
 
 # 1 is Python's own, for an unexpected failure (with its traceback).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_REGRESSION, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
@@ -181,8 +187,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_feedback(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.job import FeedbackError, FeedbackRequest, run_feedback
-    from feedback.judgments import JudgmentsError
+    from feedback.job import FeedbackRequest, run_feedback
 
     config = _settings(args, **{"store.url": args.store,
                                 "store.allow_incomplete": args.allow_incomplete})
@@ -208,7 +213,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 def cmd_clicks(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.clicks_job import ClicksError, ClicksRequest, run_clicks
+    from feedback.clicks_job import ClicksRequest, run_clicks
 
     config = _settings(args, **{"store.url": args.store,
                                 "store.allow_incomplete": args.allow_incomplete})
@@ -247,7 +252,6 @@ def _judgments_request(args: argparse.Namespace, files: Sequence[str] | None = N
 def cmd_judgments_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.judgments import JudgmentsError
     from feedback.judgments_job import dump, run_import
 
     config = _settings(args)
@@ -266,7 +270,6 @@ def cmd_judgments_import(args: argparse.Namespace) -> int:
 def cmd_judgments_agreement(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.judgments import JudgmentsError
     from feedback.judgments_job import AgreementOutputs, dump, run_agreement, text_table
 
     config = _settings(args)
@@ -294,7 +297,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         run_evaluate,
         write,
     )
-    from feedback.judgments import JudgmentsError
 
     config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
                                 "evaluate.measures": args.measure, "evaluate.gate": args.gate})

@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from collector.errors import Rejected
+
 # Reject reasons (a closed set: they are label values of searchpulse_invalid_records_total);
 # a field of the wrong type is rejected as ``invalid_<field>`` (``_reason_for``).
 MALFORMED_JSON = "malformed_json"
@@ -88,14 +90,6 @@ class WireRecord(msgspec.Struct, gc=False):
     query_attributes: QueryAttributes | None = None
     event_attributes: EventAttributes | None = None
 
-
-class Rejected(Exception):
-    """The record cannot be used; ``reason`` is a bounded label value, ``detail`` is for people."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(reason, detail)
-        self.reason = reason
-        self.detail = detail
 
 
 _generic = msgspec.json.Decoder()

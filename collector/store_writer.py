@@ -20,8 +20,9 @@ from prometheus_client.registry import Collector
 
 from collector import definitions as d
 from collector.config import Config
+from collector.errors import StoreError
 from collector.query_stats import Key, QueryRow, QueryStats, merge_rows
-from collector.query_store import InputMark, Offsets, QueryStore, StoreError, open_store
+from collector.query_store import InputMark, Offsets, QueryStore, open_store
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from collector.config import Config
+from collector.errors import FeedbackError
 from collector.examination import parse
 from collector.personal_data import PersonalData
 from collector.query_store import QueryStore, open_store
@@ -45,9 +46,6 @@ _MIN_STRATUM_VOLUME = 2  # a query seen once in the period is tail, whatever its
 TOP_FAILING = 50
 log = logging.getLogger(__name__)
 
-
-class FeedbackError(ValueError):
-    """The job cannot run on this input (an empty period, an unusable argument)."""
 
 
 @dataclass
