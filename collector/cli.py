@@ -524,21 +524,9 @@ def _profile_settings() -> tuple[Setting, ...]:
             *(collector[key] for key in ExperimentDesign.keys()))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    settings_help = "\n".join(f"  {s.key:<34} {s.env}" for s in describe())
-    parser = kind.Parser(
-        prog="searchpulse",
-        description="Search-quality monitoring from OpenSearch UBI events.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Settings (config file key, environment variable):\n" + settings_help
-        + "\n\nExit codes: 0 ok, 1 failure, 2 usage/configuration error, 3 input unreadable.",
-    )
-    parser.add_argument("--version", action="version", version=f"searchpulse {__version__}")
-    parser.add_argument("--log-level", default=os.environ.get("SEARCHPULSE_LOG_LEVEL", "INFO"),
-                        type=kind.log_level,
-                        help="DEBUG, INFO, WARNING or ERROR (env SEARCHPULSE_LOG_LEVEL)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def _live_commands(sub: argparse._SubParsersAction) -> None:
+    """The engine's inputs: logs (replay), synthetic traffic (simulate), Kafka (collect),
+    both at once with a live view (demo)."""
     p = sub.add_parser("replay", help="run the engine over JSON-lines UBI logs",
                        description="Replay UBI logs (JSON lines, plain or gzip / bzip2 / "
                                    "zstd; - for stdin) through the engine, close all windows "
@@ -615,6 +603,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_demo)
 
+
+def _mining_commands(sub: argparse._SubParsersAction) -> None:
+    """Mining the per-query store: failing queries (feedback), the click model (clicks)."""
     p = sub.add_parser(
         "feedback", help="mine failing queries into candidates for the next judgment set",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -689,6 +680,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_clicks)
 
+
+def _judgment_commands(sub: argparse._SubParsersAction) -> None:
+    """The judges' grades back in (judgments import) and their agreement (judgments
+    agreement)."""
     p = sub.add_parser(
         "judgments", help="bring the judges' grades back; measure whether the judges agree",
         description="One judgment set from what the judges' tools return: Quepid book exports "
@@ -740,6 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(j)
     j.set_defaults(func=cmd_judgments_agreement)
 
+
+def _evaluation_commands(sub: argparse._SubParsersAction) -> None:
+    """The offline gate: rankings scored against the judgment set (evaluate)."""
     p = sub.add_parser(
         "evaluate", help="score rankings against the judgment set; gate on a regression",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -795,6 +793,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_evaluate, files=[])
 
+
+def _deployment_commands(sub: argparse._SubParsersAction) -> None:
+    """What a deployment runs: its rules and dashboards (generate), its experiment
+    verdicts (experiments)."""
     p = sub.add_parser(
         "generate", help="write the alert rules, Alertmanager config and dashboards of a "
                          "deployment",
@@ -856,6 +858,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_experiments)
 
+
+def _config_commands(sub: argparse._SubParsersAction) -> None:
+    """Configuration tools (config check)."""
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     c = config_sub.add_parser(
@@ -863,6 +868,28 @@ def build_parser() -> argparse.ArgumentParser:
                       "effective values")
     _common(c)
     c.set_defaults(func=cmd_config_check)
+
+def build_parser() -> argparse.ArgumentParser:
+    settings_help = "\n".join(f"  {s.key:<34} {s.env}" for s in describe())
+    parser = kind.Parser(
+        prog="searchpulse",
+        description="Search-quality monitoring from OpenSearch UBI events.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Settings (config file key, environment variable):\n" + settings_help
+        + "\n\nExit codes: 0 ok, 1 failure, 2 usage/configuration error, 3 input unreadable.",
+    )
+    parser.add_argument("--version", action="version", version=f"searchpulse {__version__}")
+    parser.add_argument("--log-level", default=os.environ.get("SEARCHPULSE_LOG_LEVEL", "INFO"),
+                        type=kind.log_level,
+                        help="DEBUG, INFO, WARNING or ERROR (env SEARCHPULSE_LOG_LEVEL)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    _live_commands(sub)
+    _mining_commands(sub)
+    _judgment_commands(sub)
+    _evaluation_commands(sub)
+    _deployment_commands(sub)
+    _config_commands(sub)
     return parser
 
 
