@@ -29,7 +29,7 @@ from math import inf
 import msgspec
 
 from collector import accounting as acc
-from collector.events import EventAttributes, WireRecord
+from collector.events import EventAttributes, EventObject, WireRecord
 from collector.interleaving import UNTAGGED, credit, team_of
 from collector.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.outcomes import reformulation_kind
@@ -246,6 +246,11 @@ class Sessionizer:
 
     # -- events ----------------------------------------------------------------------------
     def on_event(self, rec: WireRecord, ts: float) -> int:
+        """An event, in the order docs/metrics.md decides it: its search (or ignored, or an
+        orphan), then an exposure (_exposure), a redelivery (_repeated), engagement of the
+        session (_engage), and its outcome: on a zero-result search only a data-quality issue,
+        else a conversion (_conversion) or a click (_click). Hot path: the steps are methods
+        only where they keep the complexity of each within reach, one call each."""
         action = ACTIONS.get(rec.action_name)
         if action is None:
             self.stats.ignored[acc.UNUSED_ACTION] += 1
@@ -266,21 +271,44 @@ class Sessionizer:
             ts = search.ts
         if action == EXPOSURE:
             if self.query_stats is not None:
-                attrs = rec.event_attributes
-                if attrs is not None and attrs.object is not None and attrs.object.object_id:
-                    row = self._row(search)
-                    document = attrs.object.object_id
-                    row.shown[document] = row.shown.get(document, 0) + 1
-                    # positions from impressions only when no result list gave them
-                    if target is search and not search.flags >> _PAGE_SHIFT:
-                        rank = self._rank(attrs)
-                        if rank > 0:
-                            self.query_stats.shown_at(row, rank, document)
+                self._exposure(rec.event_attributes, search, target is search)
             return acc.ACCEPTED
-
         attrs = rec.event_attributes
         obj = attrs.object if attrs is not None else None
         rank = self._rank(attrs)
+        if self._repeated(search, action, rec, obj, rank):
+            return acc.DUPLICATE
+        self._engage(search, ts)
+        flags = search.flags
+        if flags & ZERO_RESULT:
+            self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
+            search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
+        elif action == CONVERSION:
+            self._conversion(search, flags)
+        else:
+            # 1-based position across result pages; 0 when unknown (no page size for page > 1)
+            self._click(search, obj, rank + offset if rank > 0 and (offset or target is search)
+                        else 0, ts, flags)
+        return acc.ACCEPTED
+
+    def _exposure(self, attrs: EventAttributes | None, search: Search, first_page: bool
+                  ) -> None:
+        """An impression or view: the document shown, in the search's store row (and its
+        position, when no result list gave positions)."""
+        if attrs is not None and attrs.object is not None and attrs.object.object_id:
+            row = self._row(search)
+            document = attrs.object.object_id
+            row.shown[document] = row.shown.get(document, 0) + 1
+            # positions from impressions only when no result list gave them
+            if first_page and not search.flags >> _PAGE_SHIFT:
+                rank = self._rank(attrs)
+                if rank > 0:
+                    self.query_stats.shown_at(row, rank, document)
+
+    @staticmethod
+    def _repeated(search: Search, action: int, rec: WireRecord, obj: EventObject | None,
+                  rank: int) -> bool:
+        """A redelivery of an event already applied to the search (counted once)."""
         # A redelivery repeats the stamp as sent; a corrected time may be shared by two clicks.
         fingerprint = (action, rec.session_id, obj.object_id if obj is not None else None,
                        rank, rec.timestamp)
@@ -288,33 +316,38 @@ class Sessionizer:
         if seen is None:
             search.seen = {fingerprint}
         elif fingerprint in seen:
-            return acc.DUPLICATE
+            return True
         else:
             seen.add(fingerprint)
+        return False
 
+    def _engage(self, search: Search, ts: float) -> None:
+        """An event at ``ts`` is activity of the session: its newest search, if another one
+        and not yet decided, is not abandoned."""
         last = self.sessions.get(search.session_key)
         if last is not None and last.ts < ts - self.abandonment_s:
             last = self._newest(last, ts)
         if last is not search and last is not None and ts >= last.ts:
             last.flags |= ENGAGED
-        flags = search.flags
-        if flags & ZERO_RESULT:
-            self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
-            search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
-            return acc.ACCEPTED
+
+    def _conversion(self, search: Search, flags: int) -> None:
+        """A conversion on a search with results: counted, and the search converted once."""
         series = search.series
         row = self._row(search) if self.query_stats is not None else None
-        if action == CONVERSION:
-            series.conversions += 1
-            if not flags & CONVERTED:
-                search.flags = flags | CONVERTED
-                series.converted += 1
-                if search.unit is not None:
-                    search.unit.converted += 1
-                if row is not None:
-                    row.converted += 1
-            return acc.ACCEPTED
+        series.conversions += 1
+        if not flags & CONVERTED:
+            search.flags = flags | CONVERTED
+            series.converted += 1
+            if search.unit is not None:
+                search.unit.converted += 1
+            if row is not None:
+                row.converted += 1
 
+    def _click(self, search: Search, obj: EventObject | None, position: int, ts: float,
+               flags: int) -> None:
+        """A click on a search with results at ``position`` (0: unknown): its team, its IPS
+        weight; the first one makes the search clicked, with its time and position."""
+        series = search.series
         series.clicks += 1
         if obj is not None:
             team = team_of(obj, self.team_attribute)
@@ -322,8 +355,6 @@ class Sessionizer:
                 self._team_click(search, UNTAGGED if team is None else team)
         elif search.teams is not None:
             self._team_click(search, UNTAGGED)
-        # 1-based position across result pages; 0 when unknown (no page size for page > 1)
-        position = rank + offset if rank > 0 and (offset or target is search) else 0
         if position == 0:
             self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
         elif self.click_weights is not None:
@@ -339,19 +370,22 @@ class Sessionizer:
             if position:
                 series.first_click_position.observe(position)
                 series.reciprocal_rank_sum += 1.0 / position
-        if row is not None:
-            row.clicks += 1
-            if obj is not None and obj.object_id is not None:
-                clicked = row.clicked_documents
-                clicked[obj.object_id] = clicked.get(obj.object_id, 0) + 1
-                if position:
-                    self.query_stats.click_at(row, position, obj.object_id)
-            if not flags & CLICKED:
-                row.clicked += 1
-                if position:
-                    row.ranked_clicked += 1
-                    row.reciprocal_rank_sum += 1.0 / position
-        return acc.ACCEPTED
+        if self.query_stats is not None:
+            self._click_row(self._row(search), obj, position, flags)
+
+    def _click_row(self, row: QueryRow, obj: EventObject | None, position: int, flags: int) -> None:
+        """The click in the search's store row: the document clicked, at which position."""
+        row.clicks += 1
+        if obj is not None and obj.object_id is not None:
+            clicked = row.clicked_documents
+            clicked[obj.object_id] = clicked.get(obj.object_id, 0) + 1
+            if position:
+                self.query_stats.click_at(row, position, obj.object_id)
+        if not flags & CLICKED:
+            row.clicked += 1
+            if position:
+                row.ranked_clicked += 1
+                row.reciprocal_rank_sum += 1.0 / position
 
     @staticmethod
     def _team_click(search: Search, team: str) -> None:
