@@ -2,7 +2,7 @@
 
 A metric's name, type, help and labels, and a rate's numerator, denominator, title, unit and
 panel are written here and nowhere else: the exposition (collector/metrics.py and the health
-collectors), the recording and alert rules (alerts/rules.py), the dashboards
+collectors), the recording and alert rules (alerts/rules/), the dashboards
 (dashboards/queries.py), the replay summary (collector/summary.py), the simulator's oracle
 (collector/sources/simulator.py) and the feedback signals (feedback/signals.py) read these rows,
 and tests/collector/test_metric_docs.py checks docs/metrics.md's tables against them. A

@@ -1,6 +1,6 @@
 """The statistics of an experiment verdict, at the unit of randomization: one definition.
 
-The recording rules (alerts/rules.py) compute these same numbers in PromQL from the same
+The recording rules (alerts/rules/recordings.py) compute these same numbers in PromQL from the same
 counters; `searchpulse experiments` computes them here; a test runs both on one exposition and
 compares (tests/integration/test_experiment_rules.py).
 
