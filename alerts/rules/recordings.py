@@ -1,9 +1,7 @@
 """The recording rules every alert group reads, and how an alert's builder is registered.
 
-Recording rules are named `level:metric:operations` and generated on first use, so each one has
-a consumer (an alert, another recording rule, or the dashboards' headline row). Every ratio divides
-a summed numerator by a summed denominator (never an average of ratios), and a zero denominator
-gives no sample (no data) instead of NaN or 0.
+``Recordings`` adds each rule once, when something first reads it (the naming and the
+no-data rule of every ratio: alerts/rules/__init__.py).
 """
 
 from __future__ import annotations
