@@ -150,7 +150,7 @@ def freshness(bootstrap: str, lateness_s: float, rate: int = 20_000,
     thread.join(30)
     # A record is counted once records stamped `lateness` later have arrived: the last
     # `lateness + 1` s of production wait for records that never come (in production, the
-    # next ones release them; here, `kafka.idle_timeout_s` would, a minute later). They are
+    # next ones release them; here, `ordering.idle_s` would, 30 s later). They are
     # left out of the population; every record before them must become visible.
     cutoff = produced[-1] - (lateness_s + 1.0)
     latencies = []

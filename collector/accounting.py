@@ -36,6 +36,7 @@ INVALID_LATENCY = "invalid_latency"
 # Why a record's time was corrected (label values of searchpulse_retimed_records_total).
 CLIENT_OFFSET = "client_clock_offset"  # its client's clock offset against the stream
 BEFORE_SEARCH = "before_its_search"  # an event stamped before the search it names
+ARRIVAL_CLOCK = "arrival_clock"  # off by its own arrival (Kafka record timestamp)
 
 _UNEXPECTED = re.compile(r"[^a-z0-9]+")
 

@@ -86,7 +86,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _spec(args: argparse.Namespace) -> Any:
-    from collector.sources.simulator import Incident, SimulationSpec, parse_duration
+    from collector.sources.simulator import Incident, SimulationSpec, parse_duration, parse_lull
 
     try:
         spec = SimulationSpec(seed=args.seed, sessions=args.sessions,
@@ -96,7 +96,9 @@ def _spec(args: argparse.Namespace) -> Any:
                               interleaving_preference=args.interleaving, users=args.users,
                               user_activity_sigma=args.user_activity_sigma,
                               user_click_sigma=args.user_click_sigma,
-                              treatment_click_effect=args.treatment_click_effect)
+                              treatment_click_effect=args.treatment_click_effect,
+                              diurnal=args.diurnal,
+                              lulls=[parse_lull(text) for text in args.lull or ()])
         if args.start == "now":
             spec.start = time.time()
         elif args.start:
@@ -149,7 +151,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "kafka.bootstrap_servers": args.bootstrap_servers,
         "kafka.topics": ",".join(args.topic) if args.topic else None,
         "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
-        "http.port": args.metrics_port, "kafka.idle_timeout_s": args.idle_timeout,
+        "http.port": args.metrics_port, "ordering.idle_s": args.idle,
         "store.url": args.store, "judgments.file": args.judgments,
         "clicks.examination_file": args.examination, **_web(args)})
     run_collector(config)
@@ -486,6 +488,12 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
                         help="interleave a third of the experiment's sessions (team-draft); "
                              "each click goes to ranker-b with probability 0.5 + PREFERENCE "
                              f"(default {default_interleaving or 'off'})")
+    parser.add_argument("--diurnal", action="store_true",
+                        help="quiet nights: session starts follow a daily profile (UTC), 2 %% "
+                             "of --sessions-per-second from 00:00 to 06:00, all of it at 15:00")
+    parser.add_argument("--lull", action="append", metavar="START+DURATION",
+                        help="traffic stops at START (event time) for DURATION, e.g. 10m+20m; "
+                             "sessions already started run on (repeatable)")
     parser.add_argument("--users", type=kind.count, default=default_users,
                         help="returning users the sessions are drawn from, each in one "
                              "variant, with log-normal activity and its own click propensity "
@@ -583,8 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-id", help="kafka.group_id")
     p.add_argument("--instance-id", help="kafka.instance_id (default: host name)")
     p.add_argument("--metrics-port", type=int, help="http.port (default 9464)")
-    p.add_argument("--idle-timeout", type=kind.positive,
-                   help="kafka.idle_timeout_s (default 60)")
+    p.add_argument("--idle", type=kind.positive, help="ordering.idle_s (default 30)")
     _serving(p)
     _store(p)
     _live_judgments(p)

@@ -107,6 +107,10 @@ def _store_url(value: str) -> str | None:
     return "must be sqlite:///PATH or postgresql://…"
 
 
+def _record_timestamps(value: str) -> str | None:
+    return None if value in ("arrival", "ignore") else "must be arrival or ignore"
+
+
 def _bucket_count(value: int) -> str | None:
     return None if 2 <= value <= 1024 else "must be between 2 and 1024"
 
@@ -162,6 +166,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ordering.max_ahead_s", float, 600.0,
             "A client whose first record is further ahead of the stream clock has its clock "
             "corrected; closer, its records wait for the stream.", _positive),
+    Setting("ordering.idle_s", float, 30.0,
+            "Seconds without a record (wall clock) after which a partition is idle: what it "
+            "holds is released and its stream time follows the wall clock.", _positive),
     Setting("windows.reformulation_s", float, 300.0,
             "A next search within this many seconds can reformulate the previous one.", _positive),
     Setting("windows.abandonment_s", float, 300.0,
@@ -361,9 +368,11 @@ SETTINGS: tuple[Setting, ...] = (
             "Compacted topic of per-instance counter snapshots.", None),
     Setting("kafka.commit_interval_s", float, 1.0,
             "Seconds between checkpoints; also how stale /metrics may be.", _positive),
-    Setting("kafka.idle_timeout_s", float, 60.0,
-            "Wall seconds after which an idle partition's watermark follows the clock.",
-            _positive),
+    Setting("kafka.record_timestamps", str, "arrival",
+            "arrival: a record's Kafka timestamp (CreateTime of a server-side producer, or "
+            "LogAppendTime) is when it arrived, and a device clock that disagrees with it is "
+            "corrected per record; ignore: for producers that copy the device's time into "
+            "CreateTime.", _record_timestamps),
     Setting("kafka.session_timeout_s", float, 45.0,
             "A member silent this long loses its partitions (a restart under the same "
             "instance id takes them back at once: static membership).", _positive),

@@ -68,7 +68,8 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
         value = summary.get(key)
         lines.append(f"  {label:<26} {'no data' if value is None else fmt.format(value)}")
     lines.append(f"  open sessions {len(engine.sessions.sessions):,}  "
-                 f"pending outcomes {engine.sessions.pending:,}")
+                 f"pending outcomes {engine.sessions.pending:,}  "
+                 f"records waiting {engine.waiting:,}")
     return lines
 
 
@@ -114,9 +115,14 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     server = MetricsServer.from_config(Exposition(engine.view, registry).render, config).start()
     _stop_on_signals()
     view = LiveView(out)
-    started = time.monotonic()
+    started = last = time.monotonic()
     try:
-        for count, raw in enumerate(Simulator(spec).paced(speed, duration_s)):
+        for count, raw in enumerate(Simulator(spec).paced(speed, duration_s, tick_s=0.5)):
+            if raw is None:  # waiting for traffic: an idle source (event time = wall × speed)
+                engine.idle((time.monotonic() - last) * speed)
+                view.maybe_draw(engine, started, server.port)
+                continue
+            last = time.monotonic()
             engine.process(raw)
             if not count & 255:
                 view.maybe_draw(engine, started, server.port)

@@ -10,13 +10,14 @@ bytes, a record never raises out of it: it is counted and dead-lettered with a r
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from heapq import heappop, heappush
 from itertools import count
 from math import inf
 
 from collector import accounting as acc
+from collector.arrival_clock import ArrivalClock
 from collector.config import Config
 from collector.deadletter import DeadLetterSink, DiscardWithCount
 from collector.events import (
@@ -31,11 +32,21 @@ from collector.events import (
 )
 from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
+from collector.probation import AHEAD as HELD_AHEAD
+from collector.probation import HeldRecord, Probation
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
 from collector.strata import StrataClassifier
-from collector.stream_clock import SAMPLE_MASK, TICKS, Reference, StreamClock
+from collector.stream_clock import (
+    AHEAD,
+    EVENT_AHEAD,
+    EVENT_VS_SEARCH,
+    SAMPLE_MASK,
+    TICKS,
+    Reference,
+    StreamClock,
+)
 from collector.units import UnitTracker, reset_experiment
 from collector.view import View
 from collector.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
@@ -99,6 +110,13 @@ class Engine:
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
                                  self.stats)
+        self.arrival_clock = ArrivalClock(config["ordering.clock_tolerance_s"])
+        self.probation = Probation()
+        # A vote for a held record is stamped at most this much before it: a query may lead
+        # the stream by max_ahead, an event its search's stream by twice the tolerance.
+        self._slack = {_QUERY: config["ordering.max_ahead_s"],
+                       _EVENT: 2 * config["ordering.clock_tolerance_s"]}
+        self.idle_s = config["ordering.idle_s"]
         # The event-time buffer: a calendar queue of 1 / TICKS s buckets (unsorted until
         # released; the watermark moves in whole buckets), ``order`` a heap of their numbers.
         # An append per record and one C sort per bucket instead of a heap push and pop.
@@ -106,8 +124,17 @@ class Engine:
         self.order: list[int] = []
         self.arrival = count()  # last tie-break: identical records keep arrival order
         self.pending: dict[str, Entry] = {}  # query_id → its entry, of queries still buffered
-        self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None]] | None = []
-        self.newest = -inf  # newest (corrected) time ever buffered
+        # Records held until the clock exists: (time, kind, raw, record, the clock they are
+        # judged against, their arrival if known).
+        self.warmup: list[tuple[float, int, bytes, WireRecord, Reference | None,
+                                float | None]] | None = []
+        # The newest (corrected) time buffered of a record that fitted the stream (within the
+        # tolerance or the spread past its edge) or was corrected, and of one that stood
+        # further ahead (within max_ahead): the first is where the stream is, both are news.
+        self.settled = -inf
+        self.ahead = -inf
+        self.last_arrival = -inf  # when the last record arrived (its Kafka timestamp), if known
+        self.idle_from: float | None = None  # where the stream was when the source went idle
         self.closed = False
 
     # -- input -----------------------------------------------------------------------------
@@ -115,8 +142,11 @@ class Engine:
         """Apply one raw record."""
         self.process_all((raw,))
 
-    def process_all(self, raws: Iterable[bytes]) -> None:
-        """Apply records in arrival order. The hot path: names used per record are locals."""
+    def process_all(self, raws: Iterable[bytes],
+                    arrivals: Sequence[float] | None = None) -> None:
+        """Apply records in arrival order; ``arrivals``: when each arrived (Unix seconds: a
+        Kafka record's timestamp, collector/arrival_clock.py), one per record, if known. The
+        hot path: names used per record are locals."""
         stats = self.stats
         records = stats.records
         actions = ACTIONS
@@ -125,7 +155,11 @@ class Engine:
         buckets, order, arrival, pending = self.buckets, self.order, self.arrival, self.pending
         note_query, sample = clock.note_query, clock.sample
         skewed = clock.skewed
+        probation = self.probation
+        held, held_clients, vote, settle = (probation.held, probation.clients, probation.vote,
+                                            self._settle)
         expose = self._expose
+        by_arrival = self.arrival_clock.offset
         wire = self.wire.decode
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
@@ -160,8 +194,15 @@ class Engine:
             except Exception as error:  # a poison record never stops the engine
                 self._unexpected(kind, raw, error)
                 continue
-            if clock.low <= ts <= clock.high and (  # taken as it is
-                    not skewed or (rec.client_id or rec.session_id) not in skewed):
+            if held and clock.current(ts):  # records on probation: its stamp is a vote
+                settle(vote(ts, rec.client_id or rec.session_id, clock.reach()))
+            if arrivals is not None and (moved := by_arrival(kind, ts, arrivals[n])) is not None:
+                fits = not moved
+            else:
+                fits = clock.low <= ts <= clock.high and (  # taken as it is
+                    not skewed or (rec.client_id or rec.session_id) not in skewed) and (
+                    not held_clients or (rec.client_id or rec.session_id) not in held_clients)
+            if fits:
                 # The hot path of _buffer, inline: the bucket, the stream clock's notes.
                 if kind == _QUERY or action != EXPOSURE or not expose(rec, ts):
                     entry = (ts, kind, rec.query_id, raw, next(arrival), rec)
@@ -174,54 +215,101 @@ class Engine:
                         heappush(order, number)
                     else:
                         bucket.append(entry)
-                if ts > self.newest:
-                    self.newest = ts
-                if not int(ts * 1000.0) & SAMPLE_MASK:
-                    sample(ts)
+                if ts > self.settled:
+                    self.settled = ts
+            elif arrivals is not None and moved:  # off by its own arrival: put where it came
+                self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
             elif self.warmup is not None:
-                self.warmup.append((ts, kind, raw, rec, clock.at_arrival()))
-                clock.note(ts, kind == _QUERY)
-                if clock.ready:
-                    self._end_warmup(judge=True)
+                self.warmup.append((ts, kind, raw, rec, clock.at_arrival(),
+                                    arrivals[n] if arrivals is not None else None))
+                if kind == _QUERY:
+                    note_query(ts)
             else:
                 admit(ts, kind, raw, rec)
+            if not int(ts * 1000.0) & SAMPLE_MASK:  # every raw stamp, whatever its clock
+                sample(ts)
+                if self.warmup is not None and clock.ready:
+                    self._end_warmup(judge=True)
             if not n & _RELEASE_EVERY:
                 self._release()
+        if arrivals:
+            self.last_arrival = arrivals[-1]
+        self.idle_from = None  # records came: a later idle spell starts from them
         self._release()
 
-    def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord, sample: bool = True,
-               at: Reference | None = None, judge: bool = True) -> None:
-        """Correct one decoded record's time by its client's clock offset and buffer it. Only
-        records whose time stands as stamped feed the stream clock (``sample``); ``at``: the
-        clock a record held in the warm-up is judged against."""
+    def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
+               at: Reference | None = None, judge: bool = True, verdict: int = 0) -> None:
+        """Correct one decoded record's time by its client's clock offset and buffer it, or
+        hold it on probation when it looks ahead of the stream (``verdict``: what probation
+        decided for a held record). Only records whose time stands as stamped move the
+        stream's edge; ``at``: the clock a record held in the warm-up is judged against."""
         clock = self.clock
         client = (rec.client_id or rec.session_id) if judge else None
         if client:
+            if not verdict and client in self.probation.clients:  # its client's record waits
+                self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
+                return
             search = self._search_window(rec) if kind == _EVENT else None
-            offset = clock.offset(kind, client)
+            offset = known = clock.offset(kind, client)
             if offset is None:
-                offset = clock.decide(kind, client, ts, search, at)
+                offset, reason = clock.judge(kind, client, ts, search, at)
+                if reason == AHEAD or reason == EVENT_AHEAD:
+                    if not verdict:  # the stream may be there too: other clients will say
+                        self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
+                        return
+                    if verdict != HELD_AHEAD:
+                        offset, reason = 0.0, ""  # they said the stream is there
+                    elif reason == EVENT_AHEAD:
+                        reason = EVENT_VS_SEARCH if search is not None else AHEAD
+                clock.keep(kind, client, offset, reason)
             elif offset:
                 offset = clock.revise(kind, client, ts, offset, search)
+            if (known is not None or offset or verdict) and ts - offset < clock.watermark:
+                # stale — decided, or held, where the stream was (a sparse stream's front
+                # lags; an idle spell moved it on): it would be lost so
+                offset = clock.rejudge(kind, client, ts)
             if offset:
-                ts -= offset
-                self.stats.retimed[acc.CLIENT_OFFSET] += 1
-                sample = False
+                self._retime(ts - offset, kind, raw, rec, acc.CLIENT_OFFSET)
+                return
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
-            self._buffer(ts, kind, rec, raw, sample)
+            self._buffer(ts, kind, rec, raw, True)
 
-    def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes, sample: bool) -> None:
+    def _retime(self, ts: float, kind: int, raw: bytes, rec: WireRecord, reason: str) -> None:
+        """A record at its corrected time ``ts``: it moves none of the stream's references."""
+        self.stats.retimed[reason] += 1
+        if ts < self.clock.watermark:
+            self._apply_late(kind, rec, ts, raw)
+        else:
+            self._buffer(ts, kind, rec, raw, False)
+
+    def _hold(self, record: HeldRecord) -> None:
+        self._settle(self.probation.hold(record))
+
+    def _settle(self, released: list[HeldRecord]) -> None:
+        """Admit what probation released, in arrival order, then whatever that let go (a
+        query that stands moves the edge other held records are judged by)."""
+        while released:
+            for record in released:
+                self._admit(record.ts, record.kind, record.raw, record.rec, record.at,
+                            verdict=record.verdict)
+            released = self.probation.ready(self.clock.reach())
+
+    def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes,
+                standing: bool) -> None:
         """Into the event-time buffer; an event is never before a search still buffered."""
         entry = (ts, kind, rec.query_id, raw, next(self.arrival), rec)
         if kind == _QUERY:
             self.pending.setdefault(rec.query_id, entry)  # a redelivered copy is not its time
+            if standing:
+                self.clock.note_query(ts)
         self._push(entry)
-        if ts > self.newest:
-            self.newest = ts
-        if sample:
-            self.clock.note(ts, kind == _QUERY)
+        if not standing or ts <= self.clock.high:
+            if ts > self.settled:
+                self.settled = ts
+        elif ts > self.ahead:
+            self.ahead = ts
 
     def _push(self, entry: Entry) -> None:
         bucket = self.buckets.get(number := int(entry[0] * TICKS))
@@ -274,24 +362,80 @@ class Engine:
 
     def _end_warmup(self, judge: bool) -> None:
         """The clock exists: judge the held records' clients (``judge``), each against the
-        clock of the samples before it, and buffer them. None of them is late."""
+        clock of the samples before it, and buffer them. None of them is late. Each is also
+        a vote on the ones put on probation before it, as if it arrived now."""
         held, self.warmup = self.warmup or [], None
-        clock = self.clock
+        clock, probation = self.clock, self.probation
         start = clock.start_of_stream()
         watermark, clock.watermark = clock.watermark, -inf
         try:
-            for ts, kind, raw, rec, at in held:  # sampled as they arrived
-                self._admit(ts, kind, raw, rec, False, at or start, judge)
+            for ts, kind, raw, rec, at, arrived in held:  # sampled as they arrived
+                if probation.held and clock.current(ts, at or start):
+                    self._settle(probation.vote(ts, rec.client_id or rec.session_id,
+                                                clock.reach()))
+                moved = (self.arrival_clock.judge(kind, ts, arrived)
+                         if arrived is not None and judge else None)
+                if moved:  # off by its own arrival, now that the arrival clock can tell
+                    self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
+                elif moved is None:
+                    self._admit(ts, kind, raw, rec, at or start, judge)
+                else:
+                    self._buffer(ts, kind, rec, raw, True)
         finally:
             clock.watermark = watermark
 
     # -- time ------------------------------------------------------------------------------
     def advance(self, now: float) -> None:
-        """Let stream time pass without records (an idle source): decide what is due."""
-        if self.warmup is not None:
-            self._end_warmup(judge=self.clock.ready)
+        """Let stream time pass without records (an idle source): the records held for a
+        clock or for votes are decided, then what is due."""
+        self._decide_held()
         self.clock.advance(now)
         self._release()
+
+    def _decide_held(self) -> None:
+        """What waits for the clock's warm-up or for votes is decided on what there is."""
+        if self.warmup is not None:
+            self._end_warmup(judge=self.clock.provisional)
+        self._settle(self.probation.drain())
+
+    def idle(self, quiet_s: float) -> bool:
+        """No record has arrived for ``quiet_s`` seconds of stream time (the source's clock:
+        the wall clock live, the demo's scaled one). Past ``ordering.idle_s`` every buffered
+        record is released and stream time follows the source's from where the stream was, so
+        the last searches before a lull get their outcomes (Flink's ``withIdleness``). A
+        record on probation — ahead of the stream, no other client's record has said the
+        stream is there — goes on waiting: for the votes of the records after the lull, or for
+        stream time to reach it (then it stands). A record that arrives after that is late
+        only when it was delayed by more than ``idle_s`` (live, where stamps follow the wall
+        clock). True when it did."""
+        if quiet_s < self.idle_s:
+            return False
+        if self.idle_from is None:  # where the stream was when it went quiet
+            if self.warmup is not None:
+                self._end_warmup(judge=self.clock.provisional)
+            self.idle_from = self._position()
+        if self.idle_from == -inf:
+            return False
+        clock = self.clock
+        clock.advance(self.idle_from + clock.lateness + 1.0 / TICKS + quiet_s - self.idle_s)
+        self._settle(self.probation.ready(clock.now))  # those stream time has reached
+        self._release()
+        return True
+
+    def _position(self) -> float:
+        """Where the stream was when its last record arrived: the newest time of a record that
+        fitted it — not one that stood further ahead (a skewed client within ``max_ahead``: it
+        waits in the buffer until the stream reaches it) — and never past what the arrival
+        clock says while it is steady."""
+        lead = self.arrival_clock.lead()
+        if lead is None or self.last_arrival == -inf:
+            return self.settled
+        return min(self.settled, self.last_arrival + lead)
+
+    @property
+    def newest(self) -> float:
+        """The newest (corrected) time of any record buffered."""
+        return max(self.settled, self.ahead)
 
     def close(self) -> None:
         """End of input: apply every buffered record and decide every pending outcome."""
@@ -307,10 +451,17 @@ class Engine:
     def lateness(self) -> float:
         return self.clock.lateness
 
+    @property
+    def waiting(self) -> int:
+        """Records fed and not yet applied: buffered in event-time order, held for the clock's
+        warm-up or on probation."""
+        return (sum(map(len, self.buckets.values())) + len(self.warmup or ())
+                + len(self.probation.held))
+
     def buffered_until(self) -> float:
         """The newest event time a record fed so far can still take: +inf while the clock
         warms up (those records are not judged yet)."""
-        return inf if self.warmup else self.newest
+        return inf if self.warmup else max(self.newest, self.probation.newest())
 
     def final_before(self) -> float:
         """Records older than this (event time) can no longer change any count: every window
@@ -341,14 +492,13 @@ class Engine:
             folded={**{c.name: c.folded for c in (self.table.application, self.table.variant)},
                     "experiment": self.table.experiments_refused},
             gauges={
-                "last_event_timestamp_seconds": now,
+                "last_event_timestamp_seconds": max(self.newest, 0.0),
                 "watermark_timestamp_seconds": now if self.closed
                 else max(clock.watermark, 0.0),
                 "open_sessions": len(sessions.sessions),
                 "pending_searches": sessions.pending,
                 "tracked_searches": len(sessions.searches),
-                "buffered_records": sum(map(len, self.buckets.values()))
-                + len(self.warmup or ()),
+                "buffered_records": self.waiting,
             },
             top_candidates=(candidates := sessions.zero_result_queries.candidates(now)),
             released=self.release.release(candidates) if release else Released({}, {}),

@@ -64,6 +64,11 @@ BEHIND = "behind_stream"
 AHEAD = "ahead_of_stream"
 EVENT_VS_SEARCH = "event_vs_search"
 REVISED = "revised_to_zero"  # an offset its client's next record contradicted (a poison first)
+# Not a label: an event stamped later than the stream has reached (inside or past its search's
+# window, or with its search not seen yet), held on probation (it may be the stream that is
+# later: a sparse one), then counted as EVENT_VS_SEARCH or AHEAD if its client's clock does run
+# ahead.
+EVENT_AHEAD = "event_ahead"
 
 
 class Reference(NamedTuple):
@@ -80,8 +85,8 @@ NO_CLOCK = Reference(-inf, -inf, -inf)
 
 class StreamClock:
     __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark",
-                 "low", "high", "skewed", "_recent", "_block", "_block_max", "_edge", "_window",
-                 "_ordered", "_offsets", "_older", "_generation_end", "stats")
+                 "low", "high", "spread", "_slack", "skewed", "_recent", "_block", "_block_max",
+                 "_edge", "_window", "_ordered", "_offsets", "_older", "_generation_end", "stats")
 
     def __init__(self, lateness: float, tolerance: float, max_ahead: float,
                  generation: float, stats: PipelineStats) -> None:
@@ -94,6 +99,10 @@ class StreamClock:
         # A record stamped within [low, high] fits the stream as it is: offset 0, no judging.
         self.low = inf
         self.high = -inf
+        # How far apart the last RECENT standing queries are: in a sparse stream the next
+        # record is simply that much later, not ahead (0 until a block is seen: dense).
+        self.spread = 0.0
+        self._slack = tolerance  # how far past the edge a record is taken as stamped
         self.skewed: set[str] = set()  # clients with an offset kept (any kind, either generation)
         self._recent: deque[float] = deque(maxlen=RECENT)
         # The edge: the newest query of the last one or two blocks of RECENT queries (O(1)).
@@ -114,31 +123,33 @@ class StreamClock:
     def ready(self) -> bool:
         return len(self._window) >= WINDOW
 
-    def note(self, ts: float, query: bool) -> None:
-        """One record time that stands as stamped (outside the engine's hot loop)."""
-        if query:
-            self.note_query(ts)
-        if not int(ts * 1000.0) & SAMPLE_MASK:
-            self.sample(ts)
-        if self.now == -inf and self.ready:  # the window just filled: read the clock
-            self.advance(self._ordered[(WINDOW - 1) * 9 // 10])
+    @property
+    def provisional(self) -> bool:
+        """Enough samples to judge the records held in the warm-up against (``at_arrival``),
+        should the input end or go idle before the window fills."""
+        return len(self._window) >= PROVISIONAL // 4
 
     def note_query(self, ts: float) -> None:
-        """A query's time (stamped by a search server) for the front and the edge."""
+        """A query's time (stamped by a search server) for the front, the edge and the
+        spread (read once a block: O(1) per query)."""
         self._recent.append(ts)
         if ts > self._block_max:
             self._block_max = ts
             if ts > self._edge:
                 self._edge = ts
-                self.high = max(self.now, ts) + self.tolerance
+                self.high = max(self.now, ts) + self._slack
         self._block += 1
         if self._block == RECENT:  # the older block's outliers are forgotten
             self._edge, self._block_max, self._block = self._block_max, -inf, 0
-            self.high = max(self.now, self._edge) + self.tolerance
+            recent = self._recent
+            self.spread = max(recent) - min(recent)
+            self._slack = max(self.tolerance, self.spread)
+            self.high = max(self.now, self._edge) + self._slack
 
     def sample(self, ts: float) -> None:
-        """A record time whose milliseconds are ≡ 0 (mod 8): into the window; the clock is
-        read again when they are ≡ 0 (mod 128), a sixteenth of the samples (by content, so a
+        """A record's raw stamp whose milliseconds are ≡ 0 (mod 8), whatever its client's
+        clock turns out to be: into the window. The clock is read when the window first fills
+        and then when they are ≡ 0 (mod 128), a sixteenth of the samples (by content, so a
         replay reads it at the same records)."""
         ordered = self._ordered
         insort(ordered, ts)
@@ -146,7 +157,7 @@ class StreamClock:
         window.append(ts)
         if len(window) > WINDOW:
             del ordered[bisect_left(ordered, window.popleft())]
-        if len(window) == WINDOW and not int(ts * 1000.0) & _READ_MASK:
+        if len(window) == WINDOW and (not int(ts * 1000.0) & _READ_MASK or self.now == -inf):
             self.advance(ordered[(WINDOW - 1) * 9 // 10])
 
     def advance(self, now: float) -> bool:
@@ -158,7 +169,7 @@ class StreamClock:
         watermark = now - self.lateness
         self.watermark = floor(watermark * TICKS) / TICKS if watermark < inf else inf
         self.low = now - min(self.tolerance, self.lateness)
-        self.high = max(now, self._edge) + self.tolerance
+        self.high = max(now, self._edge) + self._slack
         if now > self._generation_end:
             self._rotate()
         return True
@@ -166,6 +177,16 @@ class StreamClock:
     def reference(self) -> Reference:
         now = self.now
         return Reference(now, max(now, self._edge))
+
+    def reach(self) -> float:
+        """How far ahead a record may be stamped before it is judged ahead of the stream."""
+        return max(self.now, self._edge) + max(self.max_ahead, self.spread)
+
+    def current(self, ts: float, at: Reference | None = None) -> bool:
+        """A record stamped where the stream has got to (within the tolerance of its edge):
+        a vote on the held records. A late or redelivered one says nothing of where the
+        stream is now."""
+        return ts >= (at.edge if at is not None else max(self.now, self._edge)) - self.tolerance
 
     def _front(self, now: float) -> float:
         """Where a record arriving now belongs: the median of the recent queries."""
@@ -183,15 +204,16 @@ class StreamClock:
 
     def start_of_stream(self) -> Reference:
         """For the first held records, before ``at_arrival`` had enough samples: Tukey's
-        fences of the whole window (quartiles ± 1.5 × their distance, robust to a quarter of
-        outliers, wide in a sparse stream), moving a record to the first quartile."""
+        upper fence of the whole window (third quartile + 1.5 × the quartiles' distance,
+        robust to a quarter of outliers, wide in a sparse stream), moving a record to the
+        first quartile. Nothing is behind the start of a stream: what came first may be
+        followed by a lull of any length."""
         ordered = self._ordered
         if not ordered:
             return NO_CLOCK
         last = len(ordered) - 1
         low, high = ordered[last // 4], ordered[last * 3 // 4]
-        spread = 1.5 * (high - low)
-        return Reference(low - spread + self.tolerance, high + spread - self.max_ahead, low)
+        return Reference(-inf, high + 1.5 * (high - low) - self.max_ahead, low)
 
     # -- client offsets --------------------------------------------------------------------
     # Only clocks found off are kept: a record that fits the stream as stamped ([low, high])
@@ -206,18 +228,34 @@ class StreamClock:
                 self._offsets[kind][client] = found
         return found
 
-    def decide(self, kind: int, client: str, ts: float,
-               search: tuple[float, float] | None = None, at: Reference | None = None) -> float:
+    def judge(self, kind: int, client: str, ts: float,
+              search: tuple[float, float] | None = None, at: Reference | None = None
+              ) -> tuple[float, str]:
         """The offset of a record whose client has none yet and which does not fit the
-        stream as stamped (``search``: the (time, attribution end) of the search an event
-        names, if seen; ``at``: what to judge against, by default the stream now)."""
-        offset, reason = self._judge(kind, client, ts, search, at or self.reference())
+        stream as stamped, and why (``search``: the (time, attribution end) of the search an
+        event names, if seen; ``at``: what to judge against, by default the stream now).
+        ``AHEAD`` may be the stream that moved, not the client: the engine holds such a
+        record on probation (collector/probation.py) before it ``keep``s the offset."""
+        return self._judge(kind, client, ts, search, at or self.reference())
+
+    def keep(self, kind: int, client: str, offset: float, reason: str) -> float:
+        """Apply a judged offset to the client's later records of ``kind``."""
         if reason:
             self.stats.clock_clients[reason] += 1
             self.stats.clock_offsets.observe(abs(offset))
         if offset or client in self._offsets[_LEAD]:  # a lead: its 0 is a decision too
             self._offsets[kind][client] = offset
             self.skewed.add(client)
+        return offset
+
+    def rejudge(self, kind: int, client: str, ts: float) -> float:
+        """A client's offset that would put its record behind the watermark was decided where
+        the stream front lagged (a sparse stream's median query is minutes back): moved again
+        to where the stream is now, so that none of its records is lost for it."""
+        offset = ts - self._front(self.now)
+        self._offsets[kind][client] = offset
+        self.stats.clock_clients[BEHIND] += 1
+        self.stats.clock_offsets.observe(abs(offset))
         return offset
 
     def revise(self, kind: int, client: str, ts: float, offset: float,
@@ -237,25 +275,37 @@ class StreamClock:
 
     def _judge(self, kind: int, client: str, ts: float, search: tuple[float, float] | None,
                ref: Reference) -> tuple[float, str]:
-        if ref.now == -inf:  # no clock at all: nothing to judge against
+        if ref.edge == -inf:  # no clock at all: nothing to judge against
             return 0.0, ""
         other = self.offset(1 - kind, client)
-        if other is not None and self._fits(ts - other, search, ref, client):
+        if (other is not None and self._fits(ts - other, search, ref, client)
+                and not self._fits(ts, search, ref, client)):  # its other clock explains it
             return other, ""
         if search is not None:
             query_offset = self.offset(0, client) or 0.0
             if self._fits(ts - query_offset, search, ref, client):
                 return query_offset, EVENT_VS_SEARCH if query_offset else ""
             start, end = search
-            return ts - min(max(self._moved_to(ref), start), end), EVENT_VS_SEARCH
+            offset = ts - min(max(self._moved_to(ref), start), end)
+            if ts >= start and not query_offset:  # later than the stream has reached: the
+                return offset, EVENT_AHEAD  # stream may be there too (a sparse one)
+            return offset, EVENT_VS_SEARCH
         if ts < ref.now - self.tolerance:
             return ts - self._moved_to(ref), BEHIND
-        if ts > ref.edge + self.max_ahead:
+        spread = self.spread
+        if ts > ref.edge + max(self.max_ahead, spread):
             return ts - self._moved_to(ref), AHEAD
+        if kind and ts > (ref.edge + self._offsets[_LEAD].get(client, 0.0)
+                          + max(2 * self.tolerance, spread)):
+            return ts - self._moved_to(ref), EVENT_AHEAD  # its search not seen yet
         if not kind:
             front = self._moved_to(ref)
-            if ts > front + self.tolerance:  # ahead of the typical recent query, within bounds
-                self._offsets[_LEAD][client] = ts - front  # its events may run as far ahead
+            lead = ts - front
+            if lead > self.tolerance and lead > spread:
+                # ahead of the typical recent query, within bounds, while the recent queries
+                # are closer together than that (in a sparse stream the next query is simply
+                # later): its events may run as far ahead
+                self._offsets[_LEAD][client] = lead
         return 0.0, ""
 
     def _moved_to(self, ref: Reference) -> float:
@@ -269,12 +319,9 @@ class StreamClock:
             start, end = search
             if not start <= ts <= end:
                 return False
-            # No query newer than its search yet, or the stream gone quiet (its clock far
-            # behind its newest query): a late click cannot be told from a fast device clock.
             edge = ref.edge + self._offsets[_LEAD].get(client, 0.0)
-            return (start >= edge or ts <= max(edge, start) + 2 * self.tolerance
-                    or ref.now < edge - self.lateness)
-        return ref.now - self.tolerance <= ts <= ref.edge + self.max_ahead
+            return ts <= max(edge, start) + max(2 * self.tolerance, self.spread)
+        return ref.now - self.tolerance <= ts <= ref.edge + max(self.max_ahead, self.spread)
 
     def _rotate(self) -> None:
         """Forget the offsets of clients not seen for two generations (bounded memory). The

@@ -76,6 +76,14 @@ class Incident:
                 and self.application in (None, application))
 
 
+def parse_lull(text: str) -> tuple[float, float]:
+    """``START+DURATION`` e.g. ``10m+20m``: (start offset, duration) in seconds."""
+    start, plus, duration = text.strip().partition("+")
+    if not plus:
+        raise ValueError(f"lull {text!r}: expected START+DURATION, e.g. 10m+20m")
+    return parse_duration(start), parse_duration(duration)
+
+
 def parse_duration(text: str) -> float:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?", text.strip())
     if not match:
@@ -102,6 +110,14 @@ class SimulationSpec:
     # interleaved (variant "interleaved"), each click's team is "ranker-b" with probability
     # 0.5 + this preference, else "ranker-a" (the known truth for Δ_AB).
     interleaving_preference: float | None = None
+    # Quiet nights: session starts follow a daily profile (UTC), from 2 % of the peak rate
+    # (sessions_per_second) between 00:00 and 06:00 up to the peak at 15:00.
+    diurnal: bool = False
+    # Lulls (event-time offset from the start, duration): traffic stops, sessions already
+    # started run to their end, and every later session starts that much later.
+    lulls: list[tuple[float, float]] = field(default_factory=list)
+    # Keep each session's plan and client in the ground truth (tests: truth per client).
+    keep_sessions: bool = False
     # Returning users (off when 0: every session is a new client). Sessions are drawn from this
     # many users in proportion to an activity weight ~ log-normal(0, user_activity_sigma), so
     # searches per user are heavy-tailed; each user keeps one application and one variant (the
@@ -123,6 +139,12 @@ class SimulationSpec:
                                  f"{getattr(self, name)}")
         if not -1 < self.treatment_click_effect < 1:
             raise ValueError("treatment-click-effect must be between -1 and 1")
+
+
+def traffic_share(ts: float) -> float:
+    """The diurnal profile: the share of the peak session rate at UTC time ``ts``."""
+    hour = ts % 86400 / 3600
+    return 0.02 + 0.98 * math.sin(math.pi * (hour - 6) / 18) if hour >= 6 else 0.02
 
 
 INTERLEAVED = "interleaved"
@@ -273,8 +295,9 @@ class Simulator:
         pending: list[tuple[float, int, bytes]] = []
         ts = self.spec.start
         serial = 0
+        lulls = sorted(self.spec.lulls)
         for _ in range(self.spec.sessions):
-            ts += self.rng.expovariate(self.spec.sessions_per_second)
+            ts = self._next_start(ts, lulls)
             for delivery, line in self._session(ts):
                 serial += 1
                 heapq.heappush(pending, (delivery, serial, line))
@@ -287,19 +310,36 @@ class Simulator:
             delivery, _, line = heapq.heappop(pending)
             yield delivery, line
 
-    def paced(self, speed: float, duration_s: float | None = None) -> Iterator[bytes]:
-        """Records in real time: event time runs `speed` times faster than the clock."""
+    def _next_start(self, ts: float, lulls: list[tuple[float, float]]) -> float:
+        """The next session's start: a Poisson arrival, thinned by the diurnal profile,
+        moved past every lull it reached (``lulls`` is consumed)."""
+        rng, spec = self.rng, self.spec
+        while True:
+            ts += rng.expovariate(spec.sessions_per_second)
+            while lulls and ts - spec.start >= lulls[0][0]:
+                ts += lulls.pop(0)[1]
+            if not spec.diurnal or rng.random() < traffic_share(ts):
+                return ts
+
+    def paced(self, speed: float, duration_s: float | None = None,
+              tick_s: float | None = None) -> Iterator[bytes | None]:
+        """Records in real time: event time runs `speed` times faster than the clock. With
+        ``tick_s``, a None every ``tick_s`` of wall time spent waiting for the next record (a
+        lull, a quiet night): the caller's chance to see its source idle."""
         started = time.monotonic()
-        for count, (ts, raw) in enumerate(self.timed_records()):
+        for ts, raw in self.timed_records():
+            due = (ts - self.spec.start) / speed
+            while True:
+                elapsed = time.monotonic() - started
+                if duration_s is not None and elapsed >= duration_s:
+                    return
+                wait = due - elapsed
+                if wait <= 0:
+                    break
+                time.sleep(min(wait, tick_s or 0.5))
+                if tick_s is not None and wait >= tick_s:
+                    yield None
             yield raw
-            if count & 255:
-                continue
-            elapsed = time.monotonic() - started
-            if duration_s is not None and elapsed >= duration_s:
-                return
-            ahead = (ts - self.spec.start) / speed - elapsed
-            if ahead > 0:
-                time.sleep(min(ahead, 0.5))
 
     def judgments_csv(self, depth: int = 20, share: float = 0.8) -> str:
         """A judgment set of the vocabulary (``judgments.csv``): ``share`` of the queries
@@ -359,7 +399,7 @@ class Simulator:
             t, query = self._behave(search, app, client, session, out)
             if query is None:
                 break
-        self.truth.add_session(plan)
+        self.truth.add_session(plan, client if self.spec.keep_sessions else None)
         self._noise(out, client, session, t)
         jitter = self.spec.jitter_s
         return [(ts + rng.random() * jitter, line) for ts, line, _ in out]
@@ -616,12 +656,30 @@ class GroundTruth:
         self.orphans = 0
         self.duplicates = 0
         self.ignored = 0
+        self.sessions: list[tuple[str, list[_Search]]] = []  # (client, plan), if kept
 
-    def add_session(self, plan: list[_Search]) -> None:
-        for i, search in enumerate(plan):
-            totals = self.by_app.setdefault(search.application, _Totals())
-            nxt = plan[i + 1] if i + 1 < len(plan) else None
-            totals.add(search, nxt, plan)
+    def add_session(self, plan: list[_Search], client: str | None = None) -> None:
+        _tally(self.by_app, plan)
+        if client is not None:
+            self.sessions.append((client, plan))
+
+    def by_application(self, without: set[str]) -> dict[str, dict[str, object]]:
+        """Per application, the totals of the kept sessions of every client but ``without``."""
+        by_app: dict[str, _Totals] = {}
+        for client, plan in self.sessions:
+            if client not in without:
+                _tally(by_app, plan)
+        return {app: totals.as_dict() for app, totals in sorted(by_app.items())}
+
+    def searches_by_day(self, without: set[str]) -> dict[tuple[int, str], int]:
+        """(UTC day number, application) → searches, of the kept sessions but ``without``'s."""
+        days: dict[tuple[int, str], int] = {}
+        for client, plan in self.sessions:
+            if client not in without:
+                for search in plan:
+                    key = (search.ts_ms // 86_400_000, search.application)
+                    days[key] = days.get(key, 0) + 1
+        return days
 
     def summary(self) -> dict[str, object]:
         overall = _Totals()
@@ -634,6 +692,13 @@ class GroundTruth:
                       ignored_records=self.ignored)
         result["by_application"] = {app: t.as_dict() for app, t in sorted(self.by_app.items())}
         return result
+
+
+def _tally(by_app: dict[str, _Totals], plan: list[_Search]) -> None:
+    for i, search in enumerate(plan):
+        totals = by_app.setdefault(search.application, _Totals())
+        nxt = plan[i + 1] if i + 1 < len(plan) else None
+        totals.add(search, nxt, plan)
 
 
 class _Totals:

@@ -73,7 +73,7 @@ CASES = [
     (["collect", "--metrics-port", "BUSY", "--bootstrap-servers", "127.0.0.1:1"], 2,
      "http.port"),
     (["collect", "--metrics-port", "70000"], 2, "http.port"),
-    (["collect", "--idle-timeout", "-1"], 2, "--idle-timeout"),
+    (["collect", "--idle", "-1"], 2, "--idle"),
     (["feedback", "--store", "STORE", "--out", "OUT", "--since", "banana"], 2, "--since"),
     (["feedback", "--store", "STORE", "--out", "OUT", "--since", "2026-13-45"], 2, "--since"),
     (["feedback", "--store", "STORE", "--out", "FILE/refresh"], 2, "--out"),

@@ -248,15 +248,16 @@ def test_postgresql_store_gives_the_same_files(simulation, postgres_database, tm
 
 
 def test_the_default_period_ends_at_the_newest_data(simulation, tmp_path, capsys, caplog):
-    """A log dated months ago (the simulator's 2026-01-05) works with the default --since 90d:
-    the period ends at the newest day in the store (2026-01-05); the summary says how old."""
+    """A log dated months ago (the simulator's 2026-01-05, then the personal-data searches ten
+    days later, each on its own day) works with the default --since 90d: the period ends at the
+    newest day in the store (2026-01-15); the summary says how old."""
     _, _, store = simulation
     assert main(["feedback", "--store", store, "--out", str(tmp_path), "--json"]) == EXIT_OK
     summary = json.loads(capsys.readouterr().out)
-    assert summary["period"] == "2025-10-07 to 2026-01-05"
+    assert summary["period"] == "2025-10-17 to 2026-01-15"
     assert summary["candidates"] > 0
-    assert summary["days_since_newest_data"] == (date.today() - date(2026, 1, 5)).days
-    assert "the newest per-query aggregates are from 2026-01-05" in caplog.text
+    assert summary["days_since_newest_data"] == (date.today() - date(2026, 1, 15)).days
+    assert "the newest per-query aggregates are from 2026-01-15" in caplog.text
 
 
 def test_an_empty_missing_or_unreadable_store_is_a_clear_error(tmp_path, capsys, caplog):

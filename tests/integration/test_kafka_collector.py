@@ -4,12 +4,14 @@ as Prometheus would scrape them."""
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
 from collector.config import load_config
+from collector.engine import Engine
 from collector.query_store import open_store
 from collector.sources.kafka.checkpoints import checkpoint_key, read_checkpoints
 from collector.sources.kafka.producer import record_key
@@ -39,6 +42,10 @@ COUNTERS = {  # replay summary key → metric
 }
 
 
+EXACT = ("searches", "zero_result_searches", "clicked_searches", "clicks",
+         "converted_searches")  # counted as records are applied; the rest wait for windows
+
+
 def truth_counts(truth: dict) -> dict[tuple[str, str], float]:
     return {(app, key): totals[key] for app, totals in truth["by_application"].items()
             for key in COUNTERS}
@@ -56,7 +63,7 @@ def stored_counts(store_url: str) -> dict[tuple[str, str], float]:
         totals = store.totals("1970-01-01").groupby("application").sum(numeric_only=True)
     finally:
         store.close()
-    return {(app, key): int(totals.loc[app, column]) for app in totals.index
+    return {(app, key): int(totals.loc[app, column]) for app in totals.index if app != TAIL
             for key, column in STORED.items()}
 
 
@@ -74,12 +81,13 @@ def wait_for_stored_truth(store_url: str, truth: dict, timeout: float = 60.0) ->
 
 
 def counts_from_text(text: str) -> dict[tuple[str, str], float]:
+    """The counters per (application, summary key), but the trailing traffic's."""
     wanted = {metric: key for key, metric in COUNTERS.items()}
     counts: dict[tuple[str, str], float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             key = wanted.get(sample.name)
-            if key:
+            if key and sample.labels["application"] != TAIL:
                 slot = (sample.labels["application"], key)
                 counts[slot] = counts.get(slot, 0) + sample.value
     return counts
@@ -106,11 +114,33 @@ def add(*many: dict) -> dict:
     return total
 
 
+TAIL = "tail"  # the application of the traffic that follows a test's log (never compared)
+
+
+def tail_after(timed: list[tuple[float, bytes]], seed: int, sessions: int = 3000
+               ) -> list[bytes]:
+    """Traffic of an application of its own starting 35 minutes of event time after a
+    simulated log (delivery time, record): it moves every partition's stream clock past every
+    window of the log (an idle partition's time would follow the wall clock, at its pace)."""
+    spec = SimulationSpec(seed=seed + 1000, sessions=sessions, sessions_per_second=50.0,
+                          start=max(delivery for delivery, _ in timed) + 2100)
+    tail = []
+    for raw in Simulator(spec).records():
+        record = json.loads(raw)
+        if "user_query" in record:
+            record["application"] = TAIL
+        tail.append(json.dumps(record).encode())
+    return tail
+
+
 class Run:
-    """A topic loaded with simulated traffic, its ground truth and collectors to run on it."""
+    """A topic loaded with simulated traffic, its ground truth and collectors to run on it.
+    ``tail``: followed by traffic of the application ``TAIL`` that closes every window."""
 
     def __init__(self, bootstrap: str, workdir: Path, sessions: int, partitions: int = 4,
-                 invalid: list[bytes] = (), seed: int = 11) -> None:
+                 invalid: list[bytes] = (), seed: int = 11, tail: bool = True,
+                 spec: SimulationSpec | None = None, timestamps: bool = False,
+                 transform: Callable[[bytes], bytes] | None = None) -> None:
         self.bootstrap = bootstrap
         self.workdir = workdir
         self.topic = f"ubi-{uuid.uuid4().hex[:8]}"
@@ -118,17 +148,24 @@ class Run:
         admin = KafkaAdminClient(bootstrap_servers=bootstrap)
         admin.create_topics([NewTopic(self.topic, partitions, 1)])
         admin.close()
-        simulator = Simulator(SimulationSpec(seed=seed, sessions=sessions))
+        simulator = Simulator(spec or SimulationSpec(seed=seed, sessions=sessions))
         self.strata = workdir / "strata.csv"
         self.strata.write_text(simulator.strata_csv())
         producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, acks="all")
-        records = list(simulator.records())
-        for i, raw in enumerate(records):
-            producer.send(self.topic, key=record_key(raw), value=raw.rstrip(b"\n"))
+        timed = [(delivery, transform(raw) if transform else raw)
+                 for delivery, raw in simulator.timed_records()]
+        records = [raw for _, raw in timed]
+        self.log = records
+        for i, (delivery, raw) in enumerate(timed):
+            # timestamps: CreateTime as a server-side producer sets it, when the record came
+            producer.send(self.topic, key=record_key(raw), value=raw.rstrip(b"\n"),
+                          timestamp_ms=int(delivery * 1000) if timestamps else None)
             if invalid and i % (len(records) // len(invalid)) == 0 and i // (
                     len(records) // len(invalid)) < len(invalid):
                 producer.send(self.topic, key=b"junk", value=invalid[i // (
                     len(records) // len(invalid))])
+        for raw in tail_after(timed, simulator.spec.seed) if tail else ():
+            producer.send(self.topic, key=record_key(raw), value=raw)
         producer.flush()
         producer.close()
         self.truth = simulator.truth.summary()
@@ -140,7 +177,7 @@ class Run:
             sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers",
             self.bootstrap, "--topic", self.topic, "--group-id", self.group,
             "--instance-id", f"{self.topic}-{instance}", "--metrics-port", str(port),
-            "--idle-timeout", "3", "--set", f"strata.file={self.strata}",
+            "--idle", "3", "--set", f"strata.file={self.strata}",
             "--set", "kafka.session_timeout_s=10",
             "--set", f"kafka.checkpoint_topic=cp-{self.topic}",
             "--set", f"kafka.dead_letter_topic=dlq-{self.topic}", *extra,
@@ -319,6 +356,102 @@ def test_broker_down_at_start_and_restarted_mid_run(tmp_path):
     finally:
         collector.stop()
         broker.stop()
+
+
+def means_from_text(text: str, name: str) -> dict[str, float]:
+    """Per application, a histogram's mean (sum / count) as Prometheus would compute it."""
+    sums: dict[str, list[float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in (f"{name}_sum", f"{name}_count"):
+                pair = sums.setdefault(sample.labels["application"], [0.0, 0.0])
+                pair[sample.name.endswith("_count")] += sample.value
+    return {app: total / count for app, (total, count) in sums.items() if count}
+
+
+def test_an_idle_topic_counts_every_record_and_decides_every_outcome_by_the_wall_clock(
+        kafka, tmp_path):
+    """A sparse application (a session every 9 minutes over 2.5 days), produced and then left
+    alone: within lateness + idle_s of its last record every record is counted, and as stream
+    time follows the wall clock every outcome is decided — equal to a replay of the same log
+    with the same (short) windows."""
+    windows = {"windows.abandonment_s": 4.0, "windows.reformulation_s": 4.0,
+               "windows.attribution_s": 8.0}
+    spec = SimulationSpec(seed=16, sessions=400, sessions_per_second=1 / 540)
+    run = Run(kafka[0], tmp_path, sessions=0, spec=spec, tail=False)
+    produced = time.monotonic()
+    engine = Engine(load_config(environ={}, overrides={
+        **windows, "strata.file": str(run.strata)}))
+    engine.process_all(run.log)
+    engine.close()
+    expected = counts_from_view(engine.view())
+    flags = [arg for key, value in windows.items() for arg in ("--set", f"{key}={value}")]
+    collector, url = run.collector("a", *flags)
+    collector.start()
+    try:
+        counted = {k: v for k, v in expected.items() if k[1] in EXACT}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            got = counts_from_text(scrape(url))
+            if {k: got.get(k, 0) for k in counted} == counted:
+                break
+            time.sleep(0.2)
+        took = time.monotonic() - produced
+        assert {k: got.get(k, 0) for k in counted} == counted
+        wait_for_truth(url, expected, timeout=60)  # the outcomes: by the wall clock's time
+        # what still waits stood ahead of where the stream was when it went quiet: applied
+        # once the idle stream's time reaches it (docs/architecture.md, idle sources)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            gauges = {s.name: s.value for f in text_string_to_metric_families(scrape(url))
+                      for s in f.samples if s.name in ("searchpulse_buffered_records",
+                                                       "searchpulse_pending_searches")}
+            if not any(gauges.values()):
+                break
+            time.sleep(1)
+        emptied = time.monotonic() - produced
+        assert counts_from_text(scrape(url)) == expected
+    finally:
+        collector.stop()
+    assert gauges == {"searchpulse_buffered_records": 0.0, "searchpulse_pending_searches": 0.0}
+    print(f"every record counted {took:.1f} s after the last was produced, nothing waiting "
+          f"after {emptied:.1f} s")
+
+
+def test_the_brokers_clock_corrects_device_clocks_per_record(kafka, tmp_path):
+    """Records stamped by skewed devices (5 % of clients' events ±10 minutes), produced with
+    CreateTime set when each came in (a server-side producer): every count and outcome equals
+    the ground truth, and time to first click is the true one (the stamps alone cannot place
+    each click: docs/architecture.md)."""
+    rng = random.Random(5)
+    offsets: dict[str, float] = {}
+
+    def skew(raw: bytes) -> bytes:
+        record = json.loads(raw)
+        client = record.get("client_id")
+        if "action_name" not in record or not client:
+            return raw
+        offset = offsets.setdefault(client, rng.choice((-600.0, 600.0))
+                                    if rng.random() < 0.05 else 0.0)
+        if offset and isinstance(record.get("timestamp"), int):
+            record["timestamp"] += int(offset * 1000)
+        return json.dumps(record).encode()
+
+    run = Run(kafka[0], tmp_path, sessions=3000, seed=17, timestamps=True, transform=skew)
+    assert sum(1 for offset in offsets.values() if offset) > 50
+    collector, url = run.collector("a")
+    collector.start()
+    try:
+        wait_for_truth(url, truth_counts(run.truth))
+        text = scrape(url)
+    finally:
+        collector.stop()
+    means = means_from_text(text, "searchpulse_time_to_first_click_seconds")
+    for application, truth in run.truth["by_application"].items():
+        assert abs(means[application] - truth["mean_time_to_first_click_s"]) < 0.5, application
+    retimed = {s.labels["reason"]: s.value for f in text_string_to_metric_families(text)
+               for s in f.samples if s.name == "searchpulse_retimed_records_total"}
+    assert retimed.get("arrival_clock", 0) > 100
 
 
 def _compose_grace_s() -> float:

@@ -40,7 +40,7 @@ def test_collect_exposes_only_queries_of_k_client_ids(kafka, tmp_path):
     collector = Service("collector-privacy", [
         sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers", bootstrap,
         "--topic", topic, "--group-id", f"g-{topic}", "--instance-id", topic,
-        "--metrics-port", str(port), "--idle-timeout", "1",
+        "--metrics-port", str(port), "--idle", "1",
         "--set", f"kafka.checkpoint_topic=cp-{topic}",
         "--set", f"kafka.dead_letter_topic=dlq-{topic}"],
         tmp_path, f"http://127.0.0.1:{port}/healthz")

@@ -129,11 +129,14 @@ class KafkaCollector(ConsumerRebalanceListener):
         """Give each partition's new records to its engine (records of a partition assigned
         in this poll were fetched before our seek: they come again)."""
         max_bytes = self.config["kafka.max_record_bytes"]
+        arrival = self.config["kafka.record_timestamps"] == "arrival"
         for tp, records in batches.items():
             part = self.parts.get(tp)
             if part is None or tp in fresh:
                 continue
-            batch = [(r.offset, r.value) for r in records if r.offset >= part.next_offset]
+            batch = [(r.offset, r.value,
+                      r.timestamp / 1000.0 if arrival and r.timestamp > 0 else None)
+                     for r in records if r.offset >= part.next_offset]
             if batch:
                 part.feed(batch, max_bytes)
                 self.consumed[tp.topic] += len(records)
@@ -241,18 +244,27 @@ class KafkaCollector(ConsumerRebalanceListener):
         loaded = False
         while self._changes:
             change, tps = self._changes.popleft()
-            self.health["rebalances"] += 1
             if change == "revoked":
+                self.health["rebalances"] += 1
                 self._retire([tp for tp in tps if tp in self.parts])
                 assigned -= tps
                 continue
             new = [tp for tp in tps if tp not in self.parts]
-            if new and not loaded:
-                self.checkpoints.load()
-                loaded = True
-            for tp in new:
-                self._assign(tp)
-                assigned.add(tp)
+            try:
+                if new and not loaded:
+                    self.checkpoints.load()
+                    loaded = True
+                for tp in new:
+                    self._assign(tp)
+                    assigned.add(tp)
+            except KafkaError as error:
+                # The brokers went away mid-rebalance: the partitions not yet set up are set
+                # up after a later poll succeeds. Their records fetched meanwhile are skipped
+                # (_feed) and come again: _assign seeks each to where it starts.
+                self._changes.appendleft((change, tps))
+                self._set_connected(False, error)
+                break
+            self.health["rebalances"] += 1
         return assigned
 
     def _retire(self, tps: list[TopicPartition]) -> None:
@@ -299,12 +311,14 @@ class KafkaCollector(ConsumerRebalanceListener):
 
     # -- time and health -------------------------------------------------------------------
     def _advance_idle(self, now: float) -> None:
-        """A partition silent for `idle_timeout_s` *and* confirmed at its end offset by the
-        broker follows the wall clock (live only), so a quiet night's last searches get their
-        outcome. A broker outage is not silence: without the confirmation nothing advances."""
-        idle = self.config["kafka.idle_timeout_s"]
+        """A partition silent for ``ordering.idle_s`` *and* confirmed at its end offset by the
+        broker is idle: its engine releases what it holds and its stream time follows the wall
+        clock from its newest record (``Engine.idle``), so a quiet night's last searches are
+        counted and get their outcomes. A broker outage is not silence: without the
+        confirmation nothing advances."""
+        idle = self.config["ordering.idle_s"]
         quiet = [tp for tp, part in self.parts.items()
-                 if now - part.last_record > idle and not part.replaying]
+                 if now - part.last_record >= idle and not part.replaying]
         if not quiet:
             return
         try:
@@ -314,7 +328,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         for tp in quiet:
             part = self.parts.get(tp)
             if part is not None and ends.get(tp) == part.next_offset:
-                part.engine.advance(time.time())
+                part.engine.idle(now - part.last_record)
 
     def _set_connected(self, connected: bool, error: Exception | None = None) -> None:
         if connected != self.connected:

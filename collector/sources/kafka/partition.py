@@ -13,6 +13,7 @@ from collector.query_stats import QueryStats
 from collector.stream_clock import SAMPLE_MASK, WINDOW
 from collector.view import View
 
+Record = tuple[int, bytes | None, float | None]  # offset, value, arrival (Unix seconds)
 _BUCKET_RECORDS = 5000  # offsets per safe-offset bucket: bounded memory, coarse safe offsets
 # A replay from the safe offset must see enough records to rebuild the stream clock's window
 # (WINDOW samples of about every (SAMPLE_MASK + 1)th record) before it reaches where this
@@ -67,25 +68,33 @@ class PartitionEngine:
     def query_stats(self) -> QueryStats | None:
         return self.engine.query_stats
 
-    def feed(self, offsets_and_values: list[tuple[int, bytes]], max_bytes: int) -> None:
+    def feed(self, records: list[Record], max_bytes: int) -> None:
+        """Records as (offset, value, arrival): arrival in Unix seconds, None when its
+        timestamp is not to be used (``kafka.record_timestamps``) or missing."""
         until = min((h for h in (self.replay_until, self.stats_until) if h is not None),
                     default=None)
-        if until is not None and offsets_and_values[-1][0] >= until > offsets_and_values[0][0]:
+        if until is not None and records[-1][0] >= until > records[0][0]:
             # A replay ends inside this batch: what follows its end must be counted.
-            split = next(i for i, (offset, _) in enumerate(offsets_and_values) if offset >= until)
-            self.feed(offsets_and_values[:split], max_bytes)
-            self.feed(offsets_and_values[split:], max_bytes)
+            split = next(i for i, record in enumerate(records) if record[0] >= until)
+            self.feed(records[:split], max_bytes)
+            self.feed(records[split:], max_bytes)
             return
         values = []
-        for offset, value in offsets_and_values:
+        arrivals: list[float] | None = []
+        for offset, value, arrival in records:
             if value is None or len(value) > max_bytes:
                 self._oversized(value)
             else:
                 values.append(value)
+                if arrivals is not None:
+                    if arrival is None:
+                        arrivals = None  # the batch without: its records judged by stamps
+                    else:
+                        arrivals.append(arrival)
             self.next_offset = offset + 1
-        self.engine.process_all(values)
+        self.engine.process_all(values, arrivals)
+        first = records[0][0]
         self.last_record = time.monotonic()
-        first = offsets_and_values[0][0]
         newest = self.engine.buffered_until()
         if self.buckets and first - self.buckets[-1][0] < _BUCKET_RECORDS:
             self.buckets[-1][1] = newest
