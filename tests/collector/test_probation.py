@@ -161,7 +161,8 @@ def test_a_typical_lead_ahead_of_the_arrivals_is_one_chatty_client_not_a_clock()
 def test_one_chatty_client_ahead_moves_no_one_else(ubi, engine):
     """300 clients a search a second each for an hour; one client adds 50 searches and their
     clicks in 500 s, stamped 2 days ahead, whole seconds (every one sampled, the others an
-    eighth): most of the clock's window for minutes. Only its records are retimed; every count is exact."""
+    eighth): most of the clock's window for minutes. Only its records are retimed; every
+    count is exact."""
     records, searches = [], 0
     for s in range(3600):
         client, at = f"c{s % 300}", s + (s * 37 % 1000) / 1000  # an eighth of them sampled
