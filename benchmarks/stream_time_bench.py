@@ -11,7 +11,8 @@ Shapes (simulated logs of about ``--records`` records each, cached in .cache/):
   * skewed — the dense log with 5 % of clients' clocks off by up to ±1 h.
 
 Each replay runs in a fresh interpreter (the real `replay` path: file read → engine → close),
-shapes and checkouts interleaved within each round, so that machine noise hits all alike;
+shapes and checkouts interleaved within each round (which checkout goes first alternating by
+round), so that machine noise hits all alike;
 ``--against DIR`` (another checkout, e.g. main in a `git worktree`) runs the same logs in the
 same rounds. Reported: the median µs per record of each shape, each shape's median ratio to
 dense (same run), and with ``--against`` each shape's median ratio of this checkout's time to
@@ -91,10 +92,11 @@ def main() -> None:
     theirs: dict[str, list[float]] = {shape: [] for shape in SHAPES}
     for n in range(args.rounds):
         for shape in SHAPES:
-            ours[shape].append(time_replay_in(here, logs[shape]) / counts[shape] * 1e6)
-            if args.against:
-                theirs[shape].append(
-                    time_replay_in(args.against, logs[shape]) / counts[shape] * 1e6)
+            # Which checkout goes first alternates by round: the second of a pair ran faster
+            # here (by up to 10 %, the log in the page cache, the core warm).
+            trees = [(here, ours), (args.against, theirs)] if args.against else [(here, ours)]
+            for tree, times in trees[::-1] if n % 2 else trees:
+                times[shape].append(time_replay_in(tree, logs[shape]) / counts[shape] * 1e6)
         print(f"round {n + 1}: " + ", ".join(
             f"{shape} {ours[shape][-1]:.2f} us" + (f" ({theirs[shape][-1]:.2f})"
                                                    if args.against else "")

@@ -93,7 +93,7 @@ def non_negative(text: str) -> float:
 
 def positive(text: str) -> float:
     value = _parsed(float, text)
-    return _bounded(value, text, 0 < value < float("inf"), "a number > 0")
+    return _bounded(value, text, 0 < value < float("inf"), "a finite number > 0")
 
 
 def share(text: str) -> float:

@@ -19,7 +19,8 @@ that drifts is no clock). A backfill (last month's log produced today, faster th
 happened) or a producer that copies the device's clock into CreateTime has no steady lead:
 the stream clock's rules (collector/stream_clock.py) judge its records instead. Skewed
 records (a client brings all of its records along: under a quarter of the samples) move
-neither the median nor the quartiles.
+neither the median nor the quartiles; a client ahead making most of them leaves a typical lead
+ahead of the arrivals, which no set of right clocks has, and that is not trusted either.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class ArrivalClock:
                 return self.typical[kind]
         for ordered in self._ordered:
             n = len(ordered)
-            if FEW <= n < MIN_SAMPLES and ordered[n * 3 // 4] - ordered[n // 4] <= self.tolerance:
+            if (FEW <= n < MIN_SAMPLES and ordered[n * 3 // 4] - ordered[n // 4] <= self.tolerance
+                    and ordered[n // 2] <= self.tolerance):
                 return ordered[n // 2]
         return None
 
@@ -90,4 +92,7 @@ class ArrivalClock:
             older = sorted(window[i] for i in range(half))
             newer = sorted(window[i] for i in range(half, n))
             steady = abs(newer[len(newer) // 2] - older[half // 2]) <= self.tolerance / 4
-        self.typical[kind] = ordered[n // 2] if steady else None
+        # A typical lead ahead of the arrivals is no clock either: right clocks stamp a record
+        # before it arrives, so that is one chatty client running ahead making most records.
+        median = ordered[n // 2]
+        self.typical[kind] = median if steady and median <= self.tolerance else None

@@ -56,7 +56,9 @@ def env_name(key: str) -> str:
 
 
 def _positive(value: float) -> str | None:
-    return None if value > 0 else "must be > 0"
+    """A duration, a rate, a size: ``inf`` would switch the mechanism off unannounced (an
+    idle partition never released)."""
+    return None if 0 < value < float("inf") else "must be a finite number > 0"
 
 
 def _non_negative(value: float) -> str | None:

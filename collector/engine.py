@@ -33,7 +33,7 @@ from collector.events import (
 from collector.examination import ExaminationFile
 from collector.judged_relevance import JudgmentsFile
 from collector.probation import AHEAD as HELD_AHEAD
-from collector.probation import HeldRecord, Probation
+from collector.probation import UNVOUCHED_S, HeldRecord, Probation
 from collector.quality import SeriesTable, reset_series
 from collector.query_stats import QueryStats
 from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
@@ -217,6 +217,10 @@ class Engine:
                         bucket.append(entry)
                 if ts > self.settled:
                     self.settled = ts
+                if not int(ts * 1000.0) & SAMPLE_MASK:  # taken at its stamp: where it is
+                    sample(ts)
+                    if self.warmup is not None and clock.ready:  # (arrivals in the warm-up)
+                        self._end_warmup(judge=True)
             elif arrivals is not None and moved:  # off by its own arrival: put where it came
                 self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
             elif self.warmup is not None:
@@ -224,12 +228,12 @@ class Engine:
                                     arrivals[n] if arrivals is not None else None))
                 if kind == _QUERY:
                     note_query(ts)
+                if not int(ts * 1000.0) & SAMPLE_MASK:  # before the clock: every raw stamp
+                    sample(ts)
+                    if clock.ready:
+                        self._end_warmup(judge=True)
             else:
                 admit(ts, kind, raw, rec)
-            if not int(ts * 1000.0) & SAMPLE_MASK:  # every raw stamp, whatever its clock
-                sample(ts)
-                if self.warmup is not None and clock.ready:
-                    self._end_warmup(judge=True)
             if not n & _RELEASE_EVERY:
                 self._release()
         if arrivals:
@@ -274,6 +278,8 @@ class Engine:
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
+            if at is None and not int(ts * 1000.0) & SAMPLE_MASK:  # (warm-up: sampled already)
+                clock.sample(ts)  # it stands as stamped: where the stream is
             self._buffer(ts, kind, rec, raw, True)
 
     def _retime(self, ts: float, kind: int, raw: bytes, rec: WireRecord, reason: str) -> None:
@@ -396,7 +402,7 @@ class Engine:
         """What waits for the clock's warm-up or for votes is decided on what there is."""
         if self.warmup is not None:
             self._end_warmup(judge=self.clock.provisional)
-        self._settle(self.probation.drain())
+        self._settle(self.probation.drain(self.clock.reference().edge + UNVOUCHED_S))
 
     def idle(self, quiet_s: float) -> bool:
         """No record has arrived for ``quiet_s`` seconds of stream time (the source's clock:

@@ -16,7 +16,8 @@ clock is right is retimed.
 A client's later records wait behind its held one (one device, one clock: they are decided in
 arrival order, with what was decided for it). Where no vote can come (an idle source, the end of
 input) the held records are decided on the votes so far, standing as stamped unless more voted
-against them than for (the thin tail of a log, where one session may outlast all others).
+against them than for (the thin tail of a log, where one session may outlast all others); one
+no record voted on stands only within ``UNVOUCHED_S`` (a week) of the stream's edge.
 Memory is bounded: past ``CAP`` held records the oldest is decided the same way.
 """
 
@@ -27,6 +28,7 @@ from collector.stream_clock import Reference
 
 VOTES = 3  # distinct other clients whose records decide a held record
 CAP = 4096  # held records at most; past it the oldest is decided on its votes so far
+UNVOUCHED_S = 7 * 86400.0  # how far past the edge a record no vote came for may stand
 # Verdicts: the record stands as stamped, or its client's clock is ahead; or, undecided, it no
 # longer looks ahead (the stream's edge has moved): it is judged again like a new record.
 STANDS = 1
@@ -61,10 +63,13 @@ class HeldRecord:
             self.verdict = AHEAD
         return self.verdict != 0
 
-    def on_the_votes_so_far(self) -> HeldRecord:
+    def on_the_votes_so_far(self, unvouched: float = float("inf")) -> HeldRecord:
         """Where no more votes can come: it stands as stamped unless more voted against it
-        than for (the same record decides the same however the stream is partitioned)."""
-        self.verdict = AHEAD if self.votes_against > self.votes_for else STANDS
+        than for (the same record decides the same however the stream is partitioned) — or,
+        with no vote at all, unless it is stamped past ``unvouched`` (no quiet spell runs that
+        long: one record of the year 2199 at the end of a log is a clock, not the stream)."""
+        self.verdict = AHEAD if self.votes_against > self.votes_for or (
+            not (self.votes_for or self.votes_against) and self.ts > unvouched) else STANDS
         return self
 
 
@@ -118,9 +123,11 @@ class Probation:
             out.append(record)
         return self._release(out)
 
-    def drain(self) -> list[HeldRecord]:
-        """Every held record, decided on its votes so far (idle source, end of input)."""
-        return self._release([r if r.verdict else r.on_the_votes_so_far() for r in self.held])
+    def drain(self, unvouched: float) -> list[HeldRecord]:
+        """Every held record, decided on its votes so far (end of input); one no vote came
+        for stands only up to ``unvouched``."""
+        return self._release([r if r.verdict else r.on_the_votes_so_far(unvouched)
+                              for r in self.held])
 
     def newest(self) -> float:
         return max((r.ts for r in self.held), default=float("-inf"))

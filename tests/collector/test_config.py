@@ -20,7 +20,9 @@ def test_defaults_file_env_and_overrides_layer_in_that_order(tmp_path):
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"environ": {"SEARCHPULSE_LABELS_APPLICATION_CAP": "many"}},
      r"labels.application_cap \(from SEARCHPULSE_LABELS_APPLICATION_CAP\): expected int"),
-    ({"overrides": {"labels.variant_cap": 0}}, r"labels.variant_cap .*must be > 0"),
+    ({"overrides": {"labels.variant_cap": 0}}, r"labels.variant_cap .*must be a finite number > 0"),
+    ({"environ": {"SEARCHPULSE_ORDERING_IDLE_S": "inf"}},
+     r"ordering.idle_s \(from SEARCHPULSE_ORDERING_IDLE_S\): must be a finite number > 0"),
     ({"overrides": {"windows.reformulation_s": 400}}, r"windows.reformulation_s .*must not exceed"),
     ({"overrides": {"strata.head_share": 0.9}}, r"strata.head_share .*below strata.torso_share"),
     ({"overrides": {"events.position_base": 2}}, r"events.position_base .*must be 0 or 1"),

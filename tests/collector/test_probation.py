@@ -8,6 +8,8 @@ import pytest
 
 from collector.arrival_clock import MIN_SAMPLES, ArrivalClock
 from collector.probation import AHEAD, CAP, FITS, STANDS, HeldRecord, Probation
+from collector.summary import replay_summary
+from tests.conftest import T0
 
 T = 1_767_600_000.0
 SLACK = 600.0
@@ -76,8 +78,21 @@ def test_where_no_vote_can_come_the_votes_so_far_decide_and_a_tie_stands():
     for record in (leaning_for, leaning_against, even):
         probation.hold(record)
     leaning_for.votes_for, leaning_against.votes_against = 1, 2
-    assert probation.drain() == [leaning_for, leaning_against, even]
+    assert probation.drain(unvouched=T + 1000) == [leaning_for, leaning_against, even]
     assert [r.verdict for r in (leaning_for, leaning_against, even)] == [STANDS, AHEAD, STANDS]
+
+
+def test_with_no_vote_at_all_a_record_stands_only_up_to_the_unvouched_bound():
+    """The end of a log after a week-long silence is a guess either way; a record of the year
+    2199 standing would make it the stream's newest day (and a store's retention would prune
+    every real day before it)."""
+    probation = Probation()
+    within, past, outvoted = held(T + 900, "x"), held(T + 1001, "y"), held(T + 5000, "z")
+    for record in (within, past, outvoted):
+        probation.hold(record)
+    outvoted.votes_for = outvoted.votes_against = 1  # a tie stands, wherever it is
+    probation.drain(unvouched=T + 1000)
+    assert [r.verdict for r in (within, past, outvoted)] == [STANDS, AHEAD, STANDS]
 
 
 def test_memory_is_bounded_the_oldest_goes_on_its_votes():
@@ -132,3 +147,49 @@ def test_a_drifting_lead_is_no_clock():
     for i in range(64):  # a backfill: the log's time runs 100 times faster than arrivals
         clock.offset(0, sampled(100 * i), sampled(i))
     assert clock.typical[0] is None
+
+
+def test_a_typical_lead_ahead_of_the_arrivals_is_one_chatty_client_not_a_clock():
+    """Right clocks stamp a record before it arrives: a client 2 days ahead that makes most of
+    the records (a batch upload) must not become the clock every other record is moved by."""
+    clock = ArrivalClock(tolerance=30.0)
+    steady(clock, 1, 2 * 86400.0, 64)
+    assert clock.typical[1] is None and clock.lead() is None
+    assert clock.offset(1, unsampled(0), unsampled(2)) is None  # the stamps' rules decide
+
+
+def test_one_chatty_client_ahead_moves_no_one_else(ubi, engine):
+    """300 clients a search a second each for an hour; one client adds 50 searches and their
+    clicks in 500 s, stamped 2 days ahead, whole seconds (every one sampled, the others an
+    eighth): most of the clock's window for minutes. Only its records are retimed; every
+    count is exact."""
+    records, searches = [], 0
+    for s in range(3600):
+        client, at = f"c{s % 300}", s + (s * 37 % 1000) / 1000  # an eighth of them sampled
+        records += [ubi.query(f"q{s}", "tent", at, client=client),
+                    ubi.click(f"q{s}", at + 2, client=client)]
+        searches += 1
+        if 1800 <= s < 2300 and s % 10 == 0:
+            at = s + 2 * 86400
+            records += [ubi.query(f"b{s}", "lamp", at, client="chatty"),
+                        ubi.click(f"b{s}", at + 2, client="chatty")]
+            searches += 1
+    summary = replay_summary(engine(records))
+    assert summary["retimed_records"] == 100  # the chatty client's, no one else's
+    assert (summary["late_events"], summary["late_queries"], summary["orphan_events"]) == (0, 0, 0)
+    assert (summary["searches"], summary["clicks"]) == (searches, searches)
+
+
+def test_a_last_record_of_the_year_2199_is_a_clock_not_the_streams_newest_time(ubi, engine):
+    """No vote can come after the last record: within a week it would stand (a lull's end),
+    this far it is its client's clock — else it would be the stream's newest day, and a
+    store's retention would prune every real day before it."""
+    records = []
+    for s in range(2000):
+        at = s + (s * 37 % 1000) / 1000
+        records.append(ubi.query(f"q{s}", "tent", at, client=f"c{s % 50}"))
+    records.append(ubi.query("poison", "lamp", 7_258_118_400 - T0, client="c7"))  # 2199-12-31
+    e = engine(records)
+    assert e.view().gauges["last_event_timestamp_seconds"] == pytest.approx(
+        T0 + 1999 + 1999 * 37 % 1000 / 1000)
+    assert replay_summary(e)["retimed_records"] == 1

@@ -84,7 +84,7 @@ def test_exit_codes_say_what_went_wrong(tmp_path):
     assert searchpulse("replay", str(tmp_path / "missing.jsonl")).returncode == 3
     bad = searchpulse("replay", "-", "--set", "windows.abandonment_s=-1", stdin=b"")
     assert bad.returncode == 2
-    assert b"windows.abandonment_s (from command line): must be > 0" in bad.stderr
+    assert b"windows.abandonment_s (from command line): must be a finite number > 0" in bad.stderr
     assert searchpulse("simulate", "--incident", "meteor:x2:1m+1m").returncode == 2
     assert searchpulse("config", "check").returncode == 0
     bad_store = searchpulse("replay", "-", "--store", "mysql://db/x", stdin=b"")

@@ -24,6 +24,7 @@ from collector.sources.kafka.connection import client_options, close_client
 
 log = logging.getLogger(__name__)
 _STOP_CHECK_S = 0.1  # how often a checkpoint's write looks whether the collector is stopping
+_READ_TIMEOUT_S = 30.0  # reading the whole topic takes well under a second while brokers answer
 
 
 def checkpoint_key(group: str, instance: str) -> str:
@@ -41,7 +42,11 @@ def read_checkpoints(config: Config) -> dict[str, dict[str, Any]]:
             reader.assign(tps)
             reader.seek_to_beginning(*tps)
             ends = reader.end_offsets(tps)
+            deadline = time.monotonic() + _READ_TIMEOUT_S
             while any(reader.position(tp) < ends[tp] for tp in tps):
+                if time.monotonic() > deadline:  # the brokers went away: read it all again later
+                    raise KafkaTimeoutError(f"{topic} not read to its end offsets in "
+                                            f"{_READ_TIMEOUT_S:.0f} s")
                 for records in reader.poll(timeout_ms=1000).values():
                     for record in records:
                         if record.key and record.value:

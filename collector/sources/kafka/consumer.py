@@ -244,18 +244,27 @@ class KafkaCollector(ConsumerRebalanceListener):
         loaded = False
         while self._changes:
             change, tps = self._changes.popleft()
-            self.health["rebalances"] += 1
             if change == "revoked":
+                self.health["rebalances"] += 1
                 self._retire([tp for tp in tps if tp in self.parts])
                 assigned -= tps
                 continue
             new = [tp for tp in tps if tp not in self.parts]
-            if new and not loaded:
-                self.checkpoints.load()
-                loaded = True
-            for tp in new:
-                self._assign(tp)
-                assigned.add(tp)
+            try:
+                if new and not loaded:
+                    self.checkpoints.load()
+                    loaded = True
+                for tp in new:
+                    self._assign(tp)
+                    assigned.add(tp)
+            except KafkaError as error:
+                # The brokers went away mid-rebalance: the partitions not yet set up are set
+                # up after a later poll succeeds. Their records fetched meanwhile are skipped
+                # (_feed) and come again: _assign seeks each to where it starts.
+                self._changes.appendleft((change, tps))
+                self._set_connected(False, error)
+                break
+            self.health["rebalances"] += 1
         return assigned
 
     def _retire(self, tps: list[TopicPartition]) -> None:
