@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
-from collector.config import Config, ConfigError, Setting, load_config
+from collector.config import Config, Setting, load_config
+from collector.errors import ConfigError
 from collector.experiment_stats import ExperimentDesign
 
 OVERVIEW_DASHBOARD = "searchpulse-overview/search-quality-overview"

@@ -17,9 +17,15 @@ from typing import Any
 
 from collector import __version__, redaction
 from collector import arguments as kind
-from collector.config import ConfigError, Setting, describe, load_config
-from collector.query_store import StoreError
-from collector.strata import StrataError
+from collector.config import Setting, describe, load_config
+from collector.errors import (
+    ClicksError,
+    ConfigError,
+    FeedbackError,
+    JudgmentsError,
+    StoreError,
+    StrataError,
+)
 
 # 1 is Python's own, for an unexpected failure (with its traceback).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_REGRESSION, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
@@ -181,8 +187,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_feedback(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.job import FeedbackError, FeedbackRequest, run_feedback
-    from feedback.judgments import JudgmentsError
+    from feedback.job import FeedbackRequest, run_feedback
 
     config = _settings(args, **{"store.url": args.store,
                                 "store.allow_incomplete": args.allow_incomplete})
@@ -208,7 +213,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 def cmd_clicks(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.clicks_job import ClicksError, ClicksRequest, run_clicks
+    from feedback.clicks_job import ClicksRequest, run_clicks
 
     config = _settings(args, **{"store.url": args.store,
                                 "store.allow_incomplete": args.allow_incomplete})
@@ -247,7 +252,6 @@ def _judgments_request(args: argparse.Namespace, files: Sequence[str] | None = N
 def cmd_judgments_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.judgments import JudgmentsError
     from feedback.judgments_job import dump, run_import
 
     config = _settings(args)
@@ -266,7 +270,6 @@ def cmd_judgments_import(args: argparse.Namespace) -> int:
 def cmd_judgments_agreement(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from feedback.judgments import JudgmentsError
     from feedback.judgments_job import AgreementOutputs, dump, run_agreement, text_table
 
     config = _settings(args)
@@ -294,7 +297,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         run_evaluate,
         write,
     )
-    from feedback.judgments import JudgmentsError
 
     config = _settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
                                 "evaluate.measures": args.measure, "evaluate.gate": args.gate})
@@ -522,21 +524,9 @@ def _profile_settings() -> tuple[Setting, ...]:
             *(collector[key] for key in ExperimentDesign.keys()))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    settings_help = "\n".join(f"  {s.key:<34} {s.env}" for s in describe())
-    parser = kind.Parser(
-        prog="searchpulse",
-        description="Search-quality monitoring from OpenSearch UBI events.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Settings (config file key, environment variable):\n" + settings_help
-        + "\n\nExit codes: 0 ok, 1 failure, 2 usage/configuration error, 3 input unreadable.",
-    )
-    parser.add_argument("--version", action="version", version=f"searchpulse {__version__}")
-    parser.add_argument("--log-level", default=os.environ.get("SEARCHPULSE_LOG_LEVEL", "INFO"),
-                        type=kind.log_level,
-                        help="DEBUG, INFO, WARNING or ERROR (env SEARCHPULSE_LOG_LEVEL)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def _live_commands(sub: argparse._SubParsersAction) -> None:
+    """The engine's inputs: logs (replay), synthetic traffic (simulate), Kafka (collect),
+    both at once with a live view (demo)."""
     p = sub.add_parser("replay", help="run the engine over JSON-lines UBI logs",
                        description="Replay UBI logs (JSON lines, plain or gzip / bzip2 / "
                                    "zstd; - for stdin) through the engine, close all windows "
@@ -613,6 +603,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_demo)
 
+
+def _mining_commands(sub: argparse._SubParsersAction) -> None:
+    """Mining the per-query store: failing queries (feedback), the click model (clicks)."""
     p = sub.add_parser(
         "feedback", help="mine failing queries into candidates for the next judgment set",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -687,6 +680,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_clicks)
 
+
+def _judgment_commands(sub: argparse._SubParsersAction) -> None:
+    """The judges' grades back in (judgments import) and their agreement (judgments
+    agreement)."""
     p = sub.add_parser(
         "judgments", help="bring the judges' grades back; measure whether the judges agree",
         description="One judgment set from what the judges' tools return: Quepid book exports "
@@ -738,6 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(j)
     j.set_defaults(func=cmd_judgments_agreement)
 
+
+def _evaluation_commands(sub: argparse._SubParsersAction) -> None:
+    """The offline gate: rankings scored against the judgment set (evaluate)."""
     p = sub.add_parser(
         "evaluate", help="score rankings against the judgment set; gate on a regression",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -793,6 +793,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_evaluate, files=[])
 
+
+def _deployment_commands(sub: argparse._SubParsersAction) -> None:
+    """What a deployment runs: its rules and dashboards (generate), its experiment
+    verdicts (experiments)."""
     p = sub.add_parser(
         "generate", help="write the alert rules, Alertmanager config and dashboards of a "
                          "deployment",
@@ -854,6 +858,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_experiments)
 
+
+def _config_commands(sub: argparse._SubParsersAction) -> None:
+    """Configuration tools (config check)."""
     p = sub.add_parser("config", help="configuration tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     c = config_sub.add_parser(
@@ -861,6 +868,28 @@ def build_parser() -> argparse.ArgumentParser:
                       "effective values")
     _common(c)
     c.set_defaults(func=cmd_config_check)
+
+def build_parser() -> argparse.ArgumentParser:
+    settings_help = "\n".join(f"  {s.key:<34} {s.env}" for s in describe())
+    parser = kind.Parser(
+        prog="searchpulse",
+        description="Search-quality monitoring from OpenSearch UBI events.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Settings (config file key, environment variable):\n" + settings_help
+        + "\n\nExit codes: 0 ok, 1 failure, 2 usage/configuration error, 3 input unreadable.",
+    )
+    parser.add_argument("--version", action="version", version=f"searchpulse {__version__}")
+    parser.add_argument("--log-level", default=os.environ.get("SEARCHPULSE_LOG_LEVEL", "INFO"),
+                        type=kind.log_level,
+                        help="DEBUG, INFO, WARNING or ERROR (env SEARCHPULSE_LOG_LEVEL)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    _live_commands(sub)
+    _mining_commands(sub)
+    _judgment_commands(sub)
+    _evaluation_commands(sub)
+    _deployment_commands(sub)
+    _config_commands(sub)
     return parser
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from collector.errors import ConfigError, MeasureError
 from collector.events import TEAM_ATTRIBUTE
 from collector.redaction import redact
 
@@ -33,9 +34,6 @@ MOVED = {f"alerts.thresholds.{name}": f"experiments.{name}"
                       "guardrail_slow_search_margin")}
 MOVED["alerts.thresholds.min_searches_sample_ratio"] = "experiments.min_units"
 
-
-class ConfigError(ValueError):
-    """A setting is unknown, malformed or inconsistent; the message names the key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +137,7 @@ def _variant(value: str) -> str | None:
 def _measures(value: list[str]) -> str | None:
     if not value:
         return None
-    from feedback.measures import MeasureError, parse  # ir_measures parses them
+    from feedback.measures import parse  # ir_measures parses them
 
     try:
         parse(value, "measure")

@@ -15,7 +15,10 @@ from typing import Annotated, Any
 
 import msgspec
 
-# Reject reasons (a closed set: they are label values of searchpulse_invalid_records_total).
+from collector.errors import Rejected
+
+# Reject reasons (a closed set: they are label values of searchpulse_invalid_records_total);
+# a field of the wrong type is rejected as ``invalid_<field>`` (``_reason_for``).
 MALFORMED_JSON = "malformed_json"
 NOT_AN_OBJECT = "not_an_object"
 NOT_QUERY_OR_EVENT = "not_query_or_event"
@@ -23,8 +26,6 @@ MISSING_QUERY_ID = "missing_query_id"
 MISSING_TIMESTAMP = "missing_timestamp"
 INVALID_TIMESTAMP = "invalid_timestamp"
 TIMESTAMP_OUT_OF_RANGE = "timestamp_out_of_range"
-INVALID_PAGE = "invalid_page"
-INVALID_TOTAL_HITS = "invalid_total_hits"
 OVERSIZED = "oversized"
 
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
@@ -89,14 +90,6 @@ class WireRecord(msgspec.Struct, gc=False):
     query_attributes: QueryAttributes | None = None
     event_attributes: EventAttributes | None = None
 
-
-class Rejected(Exception):
-    """The record cannot be used; ``reason`` is a bounded label value, ``detail`` is for people."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(reason, detail)
-        self.reason = reason
-        self.detail = detail
 
 
 _generic = msgspec.json.Decoder()

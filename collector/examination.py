@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from collector import definitions as d
 from collector.config import Config
 from collector.watched_file import WatchedFile
 
@@ -102,11 +103,7 @@ class ExaminationCollector(Collector):
 
     def collect(self) -> Iterable[Metric]:
         examination = self.source.current()
-        family = GaugeMetricFamily(
-            "searchpulse_examination_probability",
-            "Probability that a result at this position is looked at, relative to the first "
-            "(position-based click model of `searchpulse clicks`; θ_1 = 1).",
-            labels=["application", "position", "identified"])
+        family = d.EXAMINATION_PROBABILITY.metric()
         for application, curve in sorted(examination.curves.items()):
             identified = "true" if application in examination.weights else "false"
             for position, theta in enumerate(curve, 1):

@@ -1,6 +1,6 @@
 """The statistics of an experiment verdict, at the unit of randomization: one definition.
 
-The recording rules (alerts/rules.py) compute these same numbers in PromQL from the same
+The recording rules (alerts/rules/recordings.py) compute these same numbers in PromQL from the same
 counters; `searchpulse experiments` computes them here; a test runs both on one exposition and
 compares (tests/integration/test_experiment_rules.py).
 
@@ -31,13 +31,16 @@ from dataclasses import dataclass, fields
 from statistics import NormalDist
 from typing import Any
 
+from collector import definitions
+from collector.definitions import COUNTS
 from collector.labels import scrub
 
 CONFIDENCE = 0.95
 POWER = 0.8
 SAMPLE_RATIO_P = 0.001  # the sample-ratio ticket's significance
 
-WITH_RESULTS = "with_results"  # denominator: searches − zero-result searches
+# denominator: searches − zero-result searches, by its unit-bucket attribute
+WITH_RESULTS = COUNTS[definitions.WITH_RESULTS].attribute
 
 
 @dataclass(frozen=True)
@@ -53,18 +56,20 @@ class Rate:
     guardrail: str | None = None  # an ExperimentDesign attribute: the non-inferiority margin
 
 
+def _experiment(rate: definitions.Rate, higher_is_better: bool, guardrail: str | None = None
+                ) -> Rate:
+    """An experiment rate of a definitions row, over its counts' unit-bucket attributes."""
+    return Rate(rate.ratio, rate.noun, COUNTS[rate.numerator].attribute,
+                COUNTS[rate.denominator].attribute, higher_is_better, guardrail)
+
+
 RATES = (
-    Rate("clicked_searches_per_searches_with_results", "CTR", "clicked", WITH_RESULTS, True),
-    Rate("zero_result_searches_per_searches", "zero-result rate", "zero_result", "searches",
-         False, "guardrail_zero_result_margin"),
-    Rate("reformulated_searches_per_searches", "reformulation rate", "reformulated",
-         "searches", False),
-    Rate("abandoned_searches_per_searches_with_results", "abandonment rate", "abandoned",
-         WITH_RESULTS, False),
-    Rate("converted_searches_per_searches_with_results", "conversion rate", "converted",
-         WITH_RESULTS, True),
-    Rate("slow_searches_per_timed_searches", "slow-search share", "slow", "timed", False,
-         "guardrail_slow_search_margin"),
+    _experiment(definitions.CTR, True),
+    _experiment(definitions.ZERO_RESULT_RATE, False, "guardrail_zero_result_margin"),
+    _experiment(definitions.REFORMULATION_RATE, False),
+    _experiment(definitions.ABANDONMENT_RATE, False),
+    _experiment(definitions.CONVERSION_RATE, True),
+    _experiment(definitions.SLOW_SEARCH_SHARE, False, "guardrail_slow_search_margin"),
 )
 
 

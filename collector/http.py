@@ -43,7 +43,8 @@ from hypercorn.config import Config as ServerConfig
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from collector.basic_auth import BasicAuth, Verdict
-from collector.config import Config, ConfigError
+from collector.config import Config
+from collector.errors import ConfigError, WebConfigError
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,6 @@ BUSY_DELAY_S = 1.0  # before a 429 (basic auth's bcrypt queue full): its Retry-A
 # $2a$ / $2b$ / $2y$, a cost of 4-31, 53 characters of salt and hash (what bcrypt.Cost accepts)
 _BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}")
 
-
-class WebConfigError(ConfigError):
-    """The web configuration file is unusable; the message names the file and the key."""
 
 
 @dataclass

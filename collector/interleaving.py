@@ -16,7 +16,7 @@ hits). Per interleaved search, over its attribution window (the clicks CTR count
 Exposed per (application, stratum, variant) series: wins per team, ties, unattributed clicks.
 For two teams A and B, Δ_AB = (wins_A + ties/2) / (wins_A + wins_B + ties) − 0.5 (Chapelle et
 al. 2012); its 95 % interval, clustered by client over the unit buckets, is
-``experiment_stats.interleaving_preference`` and the recording rules of alerts/rules.py.
+``experiment_stats.interleaving_preference`` and the recording rules of alerts/rules/recordings.py.
 """
 
 from __future__ import annotations

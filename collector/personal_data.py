@@ -50,10 +50,6 @@ FEW_CLIENTS = "fewer_distinct_clients"
 WITHOUT_CLIENT_ID = "without_client_id"  # would reach k if searches without an id counted
 # Not scanned within a release's detector budget (zero_result_queries): scanned at a later one.
 NOT_SCANNED_YET = "not_scanned_yet"
-# Every reason a query is withheld (a closed set: label values of the withheld counters).
-REASONS = (TOO_LONG, EMAIL, OBFUSCATED_EMAIL, CARD_NUMBER, LONG_NUMBER, IBAN, US_SSN,
-           NATIONAL_ID, PHONE_NUMBER, IP_ADDRESS, FULL_DATE, CUSTOM_PATTERN, FEW_CLIENTS,
-           WITHOUT_CLIENT_ID, NOT_SCANNED_YET)
 
 
 def too_few_clients(clients: int, without_client: int, k: int) -> str | None:

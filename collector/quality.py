@@ -41,10 +41,6 @@ class Buckets:
         self.counts[bisect_left(self.bounds, value)] += 1
         self.sum += value
 
-    def observe_zero(self) -> None:
-        """``observe(0.0)`` without the search (0 is in the first bucket)."""
-        self.counts[0] += 1
-
     @property
     def count(self) -> int:
         return sum(self.counts)

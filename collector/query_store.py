@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 import pandas as pd
 
+from collector.errors import StoreError
 from collector.query_stats import (
     CLIENT_MARKS,
     COUNTS,
@@ -192,9 +193,6 @@ class QueryPositions(msgspec.Struct):
     shown_at: dict[str, int] = msgspec.field(default_factory=dict)
     clicked_at: dict[str, int] = msgspec.field(default_factory=dict)
 
-
-class StoreError(ValueError):
-    """The store is unusable (bad URL, unreachable, not a database); the message names it."""
 
 
 def _failure(url: str, error: Exception) -> StoreError:

@@ -12,9 +12,9 @@ from tqdm import tqdm
 from collector.config import Config
 from collector.deadletter import DeadLetterFile, DiscardWithCount
 from collector.engine import Engine
+from collector.errors import StoreError
 from collector.examination import ExaminationCollector
 from collector.metrics import Exposition
-from collector.query_store import StoreError
 from collector.redaction import redact
 from collector.replay_progress import ReplayProgress
 from collector.sources.files import (

@@ -24,8 +24,9 @@ import uuid
 from collections import deque
 from typing import Any
 
-from collector.query_store import InputMark, StoreError
-from collector.sources.files import Input, InputMismatch
+from collector.errors import InputMismatch, StoreError
+from collector.query_store import InputMark
+from collector.sources.files import Input
 from collector.stream_clock import SAMPLE_MASK, WINDOW
 
 log = logging.getLogger(__name__)

@@ -29,14 +29,14 @@ from math import inf
 import msgspec
 
 from collector import accounting as acc
-from collector.events import EventAttributes, WireRecord
+from collector.events import EventAttributes, EventObject, QueryAttributes, WireRecord
 from collector.interleaving import UNTAGGED, credit, team_of
 from collector.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.outcomes import reformulation_kind
 from collector.quality import QualitySeries, SeriesTable
 from collector.query_stats import QueryRow, QueryStats
 from collector.strata import StrataClassifier
-from collector.units import BucketCounts, UnitTracker
+from collector.units import BucketCounts, ExperimentUnits, UnitTracker
 from collector.zero_result_queries import TopZeroResultQueries
 
 # Search.flags bits; the page size of the first result page is kept above them.
@@ -120,6 +120,10 @@ class Sessionizer:
 
     # -- queries ---------------------------------------------------------------------------
     def on_query(self, rec: WireRecord, ts: float) -> int:
+        """A query record, in the order docs/metrics.md decides it: a duplicate, or a page of
+        its session's search (_on_page), or a search — which may reformulate the session's
+        previous one (_reformulates) — counted in its series with its result count
+        (_results), latency, unit bucket (_unit) and store row (_stored), then tracked."""
         key = rec.query_id
         known = self.searches.get(key)
         if known is not None and known.ts >= ts - self.attribution_s:
@@ -136,19 +140,8 @@ class Sessionizer:
         if page is not None and page > 1:
             self._on_page(key, previous, text.normalized, page, ts)
             return acc.ACCEPTED
-
-        if (previous is not None and ts - previous.ts <= self.reformulation_s
-                and not previous.flags & CLICKED and previous.normalized != text.normalized):
-            previous.series.reformulated[reformulation_kind(previous.normalized,
-                                                           text.normalized)] += 1
-            if previous.unit is not None:
-                previous.unit.reformulated += 1
-            if self.query_stats is not None:
-                row = self._row(previous)
-                row.reformulated += 1
-                row.reformulations[text.normalized] = (
-                    row.reformulations.get(text.normalized, 0) + 1)
-
+        if previous is not None:
+            self._reformulates(previous, text.normalized, ts)
         series = self.table.get(rec.application,
                                 attrs.variant if attrs is not None else None,
                                 self.strata.stratum(text))
@@ -156,25 +149,7 @@ class Sessionizer:
         hits = rec.query_response_hit_ids
         if hits is None:
             hits = rec.query_response_objects_ids
-        total_hits = attrs.total_hits if attrs is not None else None
-        flags = 0
-        scored = None
-        if total_hits == 0 or (hits is not None and not hits):
-            series.zero_result += 1
-            flags = ZERO_RESULT
-            self.zero_result_queries.add(series.application, text.normalized, ts,
-                                         rec.client_id)
-        else:
-            if hits is not None:
-                flags = len(hits) << _PAGE_SHIFT
-                judged = self.judged
-                if judged is not None:
-                    by_application = judged.queries.get(text.normalized)
-                    if by_application is not None:
-                        scored = self._score(series, by_application, rec.application, hits)
-            elif total_hits is None:
-                series.unknown_result_count += 1
-                self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
+        flags, scored = self._results(rec, attrs, series, text.normalized, hits, ts)
         latency = attrs.latency_ms if attrs is not None else None
         if latency is not None and latency < 0:
             # events.INVALID_LATENCY_MS: sent, but not a latency (no timing, for units either)
@@ -182,31 +157,12 @@ class Sessionizer:
             latency = None
         if latency is not None:
             series.latency.observe(latency / 1000.0)
-        unit = None
         experiment = series.experiment
-        if experiment is not None:  # an experiment variant: count its client's bucket
-            if rec.client_id is None:  # no unit to attribute it to (docs/metrics.md, "Unit")
-                experiment.without_client_id += 1
-            else:
-                unit = self.units.counts(experiment, rec.client_id, ts)
-                unit.searches += 1
-                unit.zero_result += flags & ZERO_RESULT
-                if latency is not None:
-                    unit.timed += 1
-                    if latency / 1000.0 > self.units.guardrail_s:
-                        unit.slow += 1
-
+        unit = (None if experiment is None  # an experiment variant: its client's bucket
+                else self._unit(experiment, rec.client_id, flags, latency, ts))
         search = Search(key, session_key, text.normalized, ts, series, flags, unit=unit)
         if self.query_stats is not None:
-            row = search.row = self.query_stats.row(ts, series.application, text.normalized)
-            row.searches += 1
-            row.zero_result += flags & ZERO_RESULT
-            self.query_stats.show(row, hits)
-            self.query_stats.mark(row, rec.client_id)
-            if scored is not None:
-                row.judged_searches += 1
-                row.judged_ndcg_sum += scored[0]
-                row.judged_coverage_sum += scored[1]
+            self._stored(search, rec.client_id, hits, scored)
         self.searches[key] = search
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:
@@ -214,6 +170,75 @@ class Sessionizer:
         self.outcome_due.append(search)
         self.expiry_due.append(search)
         return acc.ACCEPTED
+
+    def _reformulates(self, previous: Search, normalized: str, ts: float) -> None:
+        """A next search of the session within the window, of another query and with no click
+        before it, reformulates the previous one: counted by kind."""
+        if (ts - previous.ts <= self.reformulation_s and not previous.flags & CLICKED
+                and previous.normalized != normalized):
+            previous.series.reformulated[reformulation_kind(previous.normalized,
+                                                           normalized)] += 1
+            if previous.unit is not None:
+                previous.unit.reformulated += 1
+            if self.query_stats is not None:
+                row = self._row(previous)
+                row.reformulated += 1
+                row.reformulations[normalized] = row.reformulations.get(normalized, 0) + 1
+
+    def _results(self, rec: WireRecord, attrs: QueryAttributes | None, series: QualitySeries,
+                 normalized: str, hits: tuple[str | int, ...] | None, ts: float
+                 ) -> tuple[int, tuple[float, float] | None]:
+        """(flags, judged scores) of a search by what it returned: zero results (counted,
+        and in the top zero-result queries), a result list (its page size; scored when its
+        query is judged), or an unknown result count (counted as with results)."""
+        total_hits = attrs.total_hits if attrs is not None else None
+        if total_hits == 0 or (hits is not None and not hits):
+            series.zero_result += 1
+            self.zero_result_queries.add(series.application, normalized, ts, rec.client_id)
+            return ZERO_RESULT, None
+        if hits is not None:
+            scored = None
+            judged = self.judged
+            if judged is not None:
+                by_application = judged.queries.get(normalized)
+                if by_application is not None:
+                    scored = self._score(series, by_application, rec.application, hits)
+            return len(hits) << _PAGE_SHIFT, scored
+        if total_hits is None:
+            series.unknown_result_count += 1
+            self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
+        return 0, None
+
+    def _unit(self, experiment: ExperimentUnits, client_id: str | None, flags: int,
+              latency: float | None, ts: float) -> BucketCounts | None:
+        """The search in its client's unit bucket; without a client id, in no unit
+        (docs/metrics.md, "Unit"), counted as such."""
+        if client_id is None:
+            experiment.without_client_id += 1
+            return None
+        unit = self.units.counts(experiment, client_id, ts)
+        unit.searches += 1
+        unit.zero_result += flags & ZERO_RESULT
+        if latency is not None:
+            unit.timed += 1
+            if latency / 1000.0 > self.units.guardrail_s:
+                unit.slow += 1
+        return unit
+
+    def _stored(self, search: Search, client_id: str | None,
+                hits: tuple[str | int, ...] | None, scored: tuple[float, float] | None) -> None:
+        """The search in its per-query store row: counted, its results shown, its client
+        marked, its judged scores."""
+        row = search.row = self.query_stats.row(search.ts, search.series.application,
+                                                search.normalized)
+        row.searches += 1
+        row.zero_result += search.flags & ZERO_RESULT
+        self.query_stats.show(row, hits)
+        self.query_stats.mark(row, client_id)
+        if scored is not None:
+            row.judged_searches += 1
+            row.judged_ndcg_sum += scored[0]
+            row.judged_coverage_sum += scored[1]
 
     def _score(self, series: QualitySeries, by_application: dict[str, JudgedQuery],
                application: str | None, hits: tuple[str | int, ...]
@@ -246,6 +271,11 @@ class Sessionizer:
 
     # -- events ----------------------------------------------------------------------------
     def on_event(self, rec: WireRecord, ts: float) -> int:
+        """An event, in the order docs/metrics.md decides it: its search (or ignored, or an
+        orphan), then an exposure (_exposure), a redelivery (_repeated), engagement of the
+        session (_engage), and its outcome: on a zero-result search only a data-quality issue,
+        else a conversion (_conversion) or a click (_click). Hot path: the steps are methods
+        only where they keep the complexity of each within reach, one call each."""
         action = ACTIONS.get(rec.action_name)
         if action is None:
             self.stats.ignored[acc.UNUSED_ACTION] += 1
@@ -266,21 +296,44 @@ class Sessionizer:
             ts = search.ts
         if action == EXPOSURE:
             if self.query_stats is not None:
-                attrs = rec.event_attributes
-                if attrs is not None and attrs.object is not None and attrs.object.object_id:
-                    row = self._row(search)
-                    document = attrs.object.object_id
-                    row.shown[document] = row.shown.get(document, 0) + 1
-                    # positions from impressions only when no result list gave them
-                    if target is search and not search.flags >> _PAGE_SHIFT:
-                        rank = self._rank(attrs)
-                        if rank > 0:
-                            self.query_stats.shown_at(row, rank, document)
+                self._exposure(rec.event_attributes, search, target is search)
             return acc.ACCEPTED
-
         attrs = rec.event_attributes
         obj = attrs.object if attrs is not None else None
         rank = self._rank(attrs)
+        if self._repeated(search, action, rec, obj, rank):
+            return acc.DUPLICATE
+        self._engage(search, ts)
+        flags = search.flags
+        if flags & ZERO_RESULT:
+            self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
+            search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
+        elif action == CONVERSION:
+            self._conversion(search, flags)
+        else:
+            # 1-based position across result pages; 0 when unknown (no page size for page > 1)
+            self._click(search, obj, rank + offset if rank > 0 and (offset or target is search)
+                        else 0, ts, flags)
+        return acc.ACCEPTED
+
+    def _exposure(self, attrs: EventAttributes | None, search: Search, first_page: bool
+                  ) -> None:
+        """An impression or view: the document shown, in the search's store row (and its
+        position, when no result list gave positions)."""
+        if attrs is not None and attrs.object is not None and attrs.object.object_id:
+            row = self._row(search)
+            document = attrs.object.object_id
+            row.shown[document] = row.shown.get(document, 0) + 1
+            # positions from impressions only when no result list gave them
+            if first_page and not search.flags >> _PAGE_SHIFT:
+                rank = self._rank(attrs)
+                if rank > 0:
+                    self.query_stats.shown_at(row, rank, document)
+
+    @staticmethod
+    def _repeated(search: Search, action: int, rec: WireRecord, obj: EventObject | None,
+                  rank: int) -> bool:
+        """A redelivery of an event already applied to the search (counted once)."""
         # A redelivery repeats the stamp as sent; a corrected time may be shared by two clicks.
         fingerprint = (action, rec.session_id, obj.object_id if obj is not None else None,
                        rank, rec.timestamp)
@@ -288,33 +341,38 @@ class Sessionizer:
         if seen is None:
             search.seen = {fingerprint}
         elif fingerprint in seen:
-            return acc.DUPLICATE
+            return True
         else:
             seen.add(fingerprint)
+        return False
 
+    def _engage(self, search: Search, ts: float) -> None:
+        """An event at ``ts`` is activity of the session: its newest search, if another one
+        and not yet decided, is not abandoned."""
         last = self.sessions.get(search.session_key)
         if last is not None and last.ts < ts - self.abandonment_s:
             last = self._newest(last, ts)
         if last is not search and last is not None and ts >= last.ts:
             last.flags |= ENGAGED
-        flags = search.flags
-        if flags & ZERO_RESULT:
-            self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
-            search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
-            return acc.ACCEPTED
+
+    def _conversion(self, search: Search, flags: int) -> None:
+        """A conversion on a search with results: counted, and the search converted once."""
         series = search.series
         row = self._row(search) if self.query_stats is not None else None
-        if action == CONVERSION:
-            series.conversions += 1
-            if not flags & CONVERTED:
-                search.flags = flags | CONVERTED
-                series.converted += 1
-                if search.unit is not None:
-                    search.unit.converted += 1
-                if row is not None:
-                    row.converted += 1
-            return acc.ACCEPTED
+        series.conversions += 1
+        if not flags & CONVERTED:
+            search.flags = flags | CONVERTED
+            series.converted += 1
+            if search.unit is not None:
+                search.unit.converted += 1
+            if row is not None:
+                row.converted += 1
 
+    def _click(self, search: Search, obj: EventObject | None, position: int, ts: float,
+               flags: int) -> None:
+        """A click on a search with results at ``position`` (0: unknown): its team, its IPS
+        weight; the first one makes the search clicked, with its time and position."""
+        series = search.series
         series.clicks += 1
         if obj is not None:
             team = team_of(obj, self.team_attribute)
@@ -322,8 +380,6 @@ class Sessionizer:
                 self._team_click(search, UNTAGGED if team is None else team)
         elif search.teams is not None:
             self._team_click(search, UNTAGGED)
-        # 1-based position across result pages; 0 when unknown (no page size for page > 1)
-        position = rank + offset if rank > 0 and (offset or target is search) else 0
         if position == 0:
             self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
         elif self.click_weights is not None:
@@ -339,19 +395,22 @@ class Sessionizer:
             if position:
                 series.first_click_position.observe(position)
                 series.reciprocal_rank_sum += 1.0 / position
-        if row is not None:
-            row.clicks += 1
-            if obj is not None and obj.object_id is not None:
-                clicked = row.clicked_documents
-                clicked[obj.object_id] = clicked.get(obj.object_id, 0) + 1
-                if position:
-                    self.query_stats.click_at(row, position, obj.object_id)
-            if not flags & CLICKED:
-                row.clicked += 1
-                if position:
-                    row.ranked_clicked += 1
-                    row.reciprocal_rank_sum += 1.0 / position
-        return acc.ACCEPTED
+        if self.query_stats is not None:
+            self._click_row(self._row(search), obj, position, flags)
+
+    def _click_row(self, row: QueryRow, obj: EventObject | None, position: int, flags: int) -> None:
+        """The click in the search's store row: the document clicked, at which position."""
+        row.clicks += 1
+        if obj is not None and obj.object_id is not None:
+            clicked = row.clicked_documents
+            clicked[obj.object_id] = clicked.get(obj.object_id, 0) + 1
+            if position:
+                self.query_stats.click_at(row, position, obj.object_id)
+        if not flags & CLICKED:
+            row.clicked += 1
+            if position:
+                row.ranked_clicked += 1
+                row.reciprocal_rank_sum += 1.0 / position
 
     @staticmethod
     def _team_click(search: Search, team: str) -> None:

@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from collector import definitions as d
 from collector.config import Config
+from collector.errors import StoreError
 from collector.query_stats import Key, QueryRow, QueryStats, merge_rows
-from collector.query_store import InputMark, Offsets, QueryStore, StoreError, open_store
+from collector.query_store import InputMark, Offsets, QueryStore, open_store
 
 log = logging.getLogger(__name__)
 
@@ -115,15 +117,8 @@ class StoreHealthCollector(Collector):
 
     def collect(self) -> Iterable[Metric]:
         writer = self.writer
-        for name, value, help_text in (
-            ("searchpulse_store_flushes", writer.flushes,
-             "Flushes of per-query aggregates the store committed."),
-            ("searchpulse_store_flush_failures", writer.failures,
-             "Flushes of per-query aggregates that failed (their rows wait for the next one)."),
-            ("searchpulse_store_rows_written", writer.rows_written,
-             "Per-query aggregate rows committed to the store."),
-        ):
-            yield CounterMetricFamily(name, help_text, value=value)
-        yield GaugeMetricFamily("searchpulse_store_rows_waiting",
-                                "Rows of failed flushes waiting for the next one.",
-                                value=len(writer.waiting))
+        for family, value in ((d.STORE_FLUSHES, writer.flushes),
+                              (d.STORE_FLUSH_FAILURES, writer.failures),
+                              (d.STORE_ROWS_WRITTEN, writer.rows_written)):
+            yield family.metric(value)
+        yield d.STORE_ROWS_WAITING.metric(len(writer.waiting))

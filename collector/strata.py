@@ -13,6 +13,7 @@ from pathlib import Path
 import re2
 
 from collector.config import Config
+from collector.errors import StrataError
 from collector.outcomes import normalize_query
 from collector.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
 
@@ -42,9 +43,6 @@ def is_sku(normalized: str) -> bool:
 
 _UNSET = -1
 
-
-class StrataError(ValueError):
-    """The strata CSV or titles file is unusable; the message names the file and line."""
 
 
 def load_strata_csv(path: str | Path) -> dict[str, int]:

@@ -1,74 +1,65 @@
 """The replay summary: headline totals and rates of an engine, overall and per application.
 
-Rates are ``None`` (JSON ``null``) when their denominator is 0: no data is not a rate of 0.
+Each total and rate is a row of collector/definitions.py, computed by the same two functions
+there (``count_of``, ``rate_of``) as the simulator's oracle computes its own: rates are ``None``
+(JSON ``null``) when their denominator is 0: no data is not a rate of 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from collector import accounting as acc
+from collector import definitions as d
+from collector.definitions import Rate, count_of, rate_of
 from collector.engine import Engine
 from collector.outcomes import REFORMULATION_KINDS
 from collector.quality import QualitySeries
 
+# The summary's keys in order: a COUNTS name (its total) or a rate (its ratio); the judged
+# ones only with a judgment set loaded (judgments.file).
+LAYOUT: tuple[str | Rate, ...] = (
+    "searches", d.WITH_RESULTS, "zero_result_searches", d.ZERO_RESULT_RATE, "clicked_searches",
+    "clicks", d.CTR, "converted_searches", d.CONVERSION_RATE, "reformulated_searches",
+    d.REFORMULATION_RATE, "abandoned_searches", d.ABANDONMENT_RATE, "zero_result_exits",
+    d.MEAN_TIME_TO_FIRST_CLICK, d.MRR)
+JUDGED_LAYOUT: tuple[str | Rate, ...] = (
+    "judged_searches", d.JUDGED_NDCG_MEAN, d.JUDGED_ERR_MEAN, d.JUDGED_COVERAGE_MEAN)
+# QualitySeries attributes that are plain per-search totals (collector/definitions.py COUNTS)
+_PLAIN = ("searches", "zero_result", "clicked", "clicks", "converted", "abandoned",
+          "zero_result_exits", "reciprocal_rank_sum", "judged_searches", "judged_ndcg_sum",
+          "judged_err_sum", "judged_coverage_sum")
 
-def ratio(numerator: float, denominator: float) -> float | None:
-    return numerator / denominator if denominator else None
+
+def summarize(totals: Mapping[str, Any], by_kind: dict[str, int]) -> dict[str, Any]:
+    """The summary of totals keyed by their COUNTS attributes, reformulations by kind."""
+    summary: dict[str, Any] = {}
+    layout = LAYOUT + (JUDGED_LAYOUT if totals.get("judged_searches") else ())
+    for item in layout:
+        if isinstance(item, Rate):
+            summary[item.key] = rate_of(totals, item)
+        else:
+            summary[item] = count_of(totals, item)
+        if item is d.REFORMULATION_RATE:
+            summary["reformulations_by_kind"] = by_kind
+    return summary
 
 
 def quality_summary(series: Iterable[QualitySeries]) -> dict[str, Any]:
-    searches = zero = clicked = clicks = converted = abandoned = exits = 0
-    ttfc_sum = rr_sum = 0.0
-    ttfc_count = position_count = judged = 0
-    judged_sums = [0.0, 0.0, 0.0]  # NDCG@10, ERR@10, coverage@10
+    totals = dict.fromkeys((*_PLAIN, "time_to_first_click_sum", "first_clicks",
+                            "ranked_clicked"), 0)
     by_kind = dict.fromkeys(REFORMULATION_KINDS, 0)
     for s in series:
-        judged += s.judged_searches
-        judged_sums[0] += s.judged_ndcg_sum
-        judged_sums[1] += s.judged_err_sum
-        judged_sums[2] += s.judged_coverage_sum
-        searches += s.searches
-        zero += s.zero_result
-        clicked += s.clicked
-        clicks += s.clicks
-        converted += s.converted
-        abandoned += s.abandoned
-        exits += s.zero_result_exits
-        ttfc_sum += s.time_to_first_click.sum
-        ttfc_count += s.time_to_first_click.count
-        rr_sum += s.reciprocal_rank_sum
-        position_count += s.first_click_position.count
+        for attribute in _PLAIN:
+            totals[attribute] += getattr(s, attribute)
+        totals["time_to_first_click_sum"] += s.time_to_first_click.sum
+        totals["first_clicks"] += s.time_to_first_click.count
+        totals["ranked_clicked"] += s.first_click_position.count
         for kind, value in s.reformulated.items():
             by_kind[kind] += value
-    with_results = searches - zero
-    reformulated = sum(by_kind.values())
-    summary: dict[str, Any] = {
-        "searches": searches,
-        "searches_with_results": with_results,
-        "zero_result_searches": zero,
-        "zero_result_rate": ratio(zero, searches),
-        "clicked_searches": clicked,
-        "clicks": clicks,
-        "ctr": ratio(clicked, with_results),
-        "converted_searches": converted,
-        "conversion_rate": ratio(converted, with_results),
-        "reformulated_searches": reformulated,
-        "reformulation_rate": ratio(reformulated, searches),
-        "reformulations_by_kind": by_kind,
-        "abandoned_searches": abandoned,
-        "abandonment_rate": ratio(abandoned, with_results),
-        "zero_result_exits": exits,
-        "mean_time_to_first_click_s": ratio(ttfc_sum, ttfc_count),
-        "mrr_first_click": ratio(rr_sum, position_count),
-    }
-    if judged:  # only with a judgment set loaded (judgments.file)
-        summary.update(judged_searches=judged,
-                       judged_ndcg_at_10=ratio(judged_sums[0], judged),
-                       judged_err_at_10=ratio(judged_sums[1], judged),
-                       judged_coverage_at_10=ratio(judged_sums[2], judged))
-    return summary
+    totals["reformulated"] = sum(by_kind.values())
+    return summarize(totals, by_kind)
 
 
 def replay_summary(engine: Engine) -> dict[str, Any]:

@@ -40,22 +40,12 @@ from typing import Any
 
 import msgspec
 
+from collector.definitions import BUCKET_COUNTS
+
 UNIT_NOT_TRACKED = "experiment_unit_not_tracked"
 
-# Per-bucket counts: (attribute, metric name without searchpulse_experiment_ and _total, help)
-BUCKET_COUNTS = (
-    ("searches", "searches", "Searches of the variant by clients of this unit bucket."),
-    ("zero_result", "zero_result_searches", "Zero-result searches, per unit bucket."),
-    ("clicked", "clicked_searches", "Searches with results that got a click, per unit bucket."),
-    ("reformulated", "reformulated_searches", "Reformulated searches, per unit bucket."),
-    ("abandoned", "abandoned_searches", "Abandoned searches with results, per unit bucket."),
-    ("converted", "converted_searches",
-     "Searches with results that got a conversion, per unit bucket."),
-    ("timed", "timed_searches", "Searches that reported a latency, per unit bucket."),
-    ("slow", "slow_searches",
-     "Searches slower than metrics.latency_guardrail_s, per unit bucket."),
-)
-_NAMES = tuple(attribute for attribute, _, _ in BUCKET_COUNTS)
+# The per-bucket counts (collector/definitions.py rows: attribute, family, help).
+_NAMES = tuple(family.attribute for family in BUCKET_COUNTS)
 
 
 class BucketCounts:

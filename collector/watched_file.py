@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from collector.config import ConfigError
+from collector.errors import ConfigError
 
 RELOAD_CHECK_S = 10.0
 log = logging.getLogger(__name__)

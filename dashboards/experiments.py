@@ -4,6 +4,7 @@ its 95 % interval clustered by client, each variant's share of units and traffic
 from __future__ import annotations
 
 from alerts.config import Profile, duration, percentile
+from collector import definitions as d
 from collector.experiment_stats import RATES, chi2_critical
 from dashboards import queries as q
 from dashboards.panels import board, link, series_panel, thresholds, variables
@@ -25,7 +26,7 @@ def build(profile: Profile):
         .refresh("1m").time("now-24h", "now")
         .link(link("Overview", "searchpulse-overview"))
         .link(link("Collector health", "searchpulse-collector")))
-    share = (f"{q.rate('searchpulse_searches_total', 'variant')} / ignoring(variant) "
+    share = (f"{q.rate(d.SEARCHES.name, 'variant')} / ignoring(variant) "
              f"group_left {q.SEARCHES_PER_S}")
     unit_share = f"{q.UNITS} / ignoring(variant) group_left sum({q.UNITS})"
     experiments = experiments.with_panel(series_panel(
@@ -35,10 +36,10 @@ def build(profile: Profile):
         "share of searches drifts more by chance (a client brings all its searches along).",
         "percentunit", [(unit_share, "units {{variant}}"), (share, "searches {{variant}}")],
         (8, 12, 0, 0)))
-    for n, (title, (numerator, denominator)) in enumerate(q.RATES.items(), start=1):
+    for n, rate in enumerate(d.QUALITY_RATES, start=1):
         experiments = experiments.with_panel(series_panel(
-            n + 1, f"{title} by variant", f"{title} per experiment variant.", "percentunit",
-            [(q.ratio(numerator, denominator, "variant"), "{{variant}}")],
+            n + 1, f"{rate.title} by variant", f"{rate.title} per experiment variant.", rate.unit,
+            [(q.ratio(rate, "variant"), "{{variant}}")],
             (8, 12, 12 * (n % 2), 8 * (n // 2))))
     experiments = experiments.with_panel(series_panel(
         7, f"Latency {latency} by variant", f"{latency} of search latency per variant.", "s",
@@ -47,12 +48,12 @@ def build(profile: Profile):
     experiments = experiments.with_panel(series_panel(
         8, "Judged NDCG@10 by variant", "Mean NDCG@10 of the first page each variant showed, "
         "over searches of judged queries (judgments.file): the offline metric on live "
-        "rankings.", "none", [(q.ratio(*q.JUDGED_NDCG, by="variant"), "{{variant}}")],
+        "rankings.", "none", [(q.ratio(d.JUDGED_NDCG_MEAN, by="variant"), "{{variant}}")],
         (8, 12, 0, 32)))
     experiments = experiments.with_panel(series_panel(
         9, "Judged coverage@10 by variant", "Share of each variant's shown top 10 that has a "
         "grade: a variant that shows unjudged documents is measured on less.", "percentunit",
-        [(q.ratio(*q.JUDGED_COVERAGE, by="variant"), "{{variant}}")], (8, 12, 12, 32)))
+        [(q.ratio(d.JUDGED_COVERAGE_MEAN, by="variant"), "{{variant}}")], (8, 12, 12, 32)))
     verdict = (f"Team-draft interleaving: each team's credit Δ = (wins + ties/2) / (wins + "
                f"ties of all teams) − 0.5 over the last {page_long}, with its 95 % "
                "interval clustered by client (delta method over the hashed client buckets of "
@@ -68,32 +69,32 @@ def build(profile: Profile):
         11, "Interleaving outcomes", "Interleaved searches won by each team per second, ties, "
         "and clicks without a team (unattributed: the producer lost the team attribute).",
         "reqps",
-        [(q.rate("searchpulse_interleaving_wins_total", "team"), "wins {{team}}"),
-         (q.rate("searchpulse_interleaving_ties_total"), "ties"),
-         (q.rate("searchpulse_interleaving_unattributed_clicks_total"), "unattributed clicks")],
+        [(q.rate(d.INTERLEAVING_WINS.name, "team"), "wins {{team}}"),
+         (q.rate(d.INTERLEAVING_TIES.name), "ties"),
+         (q.rate(d.INTERLEAVING_UNATTRIBUTED.name), "unattributed clicks")],
         (8, 12, 12, 40)))
     experiments = experiments.with_panel(series_panel(
         12, "CTR by variant, 95 % interval", "Clicked searches / searches with results per "
         f"variant over the last {page_long}, with its 95 % interval clustered by "
         "client (delta method over hashed client buckets): the verdict is the difference's "
         "interval (CTR difference from the control).", "percentunit",
-        q.variant_interval("clicked_searches_per_searches_with_results", page_long),
+        q.variant_interval(d.CTR.ratio, page_long),
         (8, 12, 0, 48)))
     experiments = experiments.with_panel(series_panel(
         13, "Zero-result rate by variant, 95 % interval (guardrail)", "Zero-result rate per "
         f"variant over the last {ticket} with its 95 % interval clustered by client; the "
         "guardrail reads the difference from the control (Zero-result rate difference from "
         "the control).", "percentunit",
-        q.variant_interval("zero_result_searches_per_searches", ticket), (8, 12, 12, 48)))
+        q.variant_interval(d.ZERO_RESULT_RATE.ratio, ticket), (8, 12, 12, 48)))
     experiments = experiments.with_panel(series_panel(
         14, "Clicks per search by variant: raw and position-debiased", "Clicks per search with "
         f"results over the last {page_long}, raw and inverse-propensity weighted "
         "(each click × min(1/examination of its position, clicks.max_weight)): raw clicks "
         "reward whatever a variant puts first; the debiased ones do not. Needs collect "
         "--examination.", "none",
-        [(q.variant_ratio("debiased_clicks_per_searches_with_results", page_long),
+        [(q.variant_ratio(d.DEBIASED_CLICKS_PER_SEARCH.ratio, page_long),
           "debiased {{variant}} ({{application}})"),
-         (q.variant_ratio("clicks_per_searches_with_results", page_long),
+         (q.variant_ratio(d.CLICKS_PER_SEARCH.ratio, page_long),
           "raw {{variant}} ({{application}})")], (8, 12, 0, 56)))
     experiments = experiments.with_panel(series_panel(
         15, "Examination by position", "How often a result at each position is looked at, "
@@ -105,7 +106,7 @@ def build(profile: Profile):
         "variant's searches slower than the latency guardrail (metrics.latency_guardrail_s) "
         f"over the last {ticket}, with its 95 % interval clustered by client; the guardrail "
         "reads the difference from the control.", "percentunit",
-        q.variant_interval("slow_searches_per_timed_searches", ticket), (8, 12, 0, 64)))
+        q.variant_interval(d.SLOW_SEARCH_SHARE.ratio, ticket), (8, 12, 0, 64)))
     for panel_id, (title, ratio, y) in enumerate((
             ("Reformulation rate", "reformulated_searches_per_searches", (12, 64)),
             ("Abandonment rate", "abandoned_searches_per_searches_with_results", (0, 72)),

@@ -6,6 +6,7 @@ from grafana_foundation_sdk.builders import dashboard
 
 from alerts.config import Profile, percentile
 from alerts.rules import PANELS
+from collector import definitions as d
 from dashboards import queries as q
 from dashboards.panels import (
     DATASOURCE,
@@ -46,21 +47,13 @@ def build(profile: Profile):
                          .datasource(DATASOURCE).enable(True).icon_color("red")
                          .expr(q.ALERT_ANNOTATIONS)))
     overview = variables(overview)
+    steps = {d.ZERO_RESULT_RATE: (" Red at the paging objective.",
+                                  red_above(t.zero_result_rate_critical))}
     headline = [
-        (PANELS["zero_result_rate"], "Zero-result rate", "Zero-result searches / searches "
-         f"{window}. Red at the paging objective.", "percentunit",
-         q.recorded("zero_result_searches", "searches", profile.windows.page_short),
-         red_above(t.zero_result_rate_critical)),
-        (PANELS["ctr"], "CTR", f"Clicked searches / searches with results {window}.", "percentunit",
-         q.recorded("clicked_searches", "searches_with_results", profile.windows.page_short),
-         None),
-        (PANELS["reformulation_rate"], "Reformulation rate",
-         f"Reformulated searches / searches {window}.", "percentunit",
-         q.recorded("reformulated_searches", "searches", profile.windows.page_short), None),
-        (PANELS["abandonment_rate"], "Abandonment rate",
-         f"Abandoned searches / searches with results {window}.", "percentunit",
-         q.recorded("abandoned_searches", "searches_with_results", profile.windows.page_short),
-         None),
+        *((rate.panel, rate.title, f"{rate.definition.capitalize()} {window}."
+           + steps.get(rate, ("",))[0], rate.unit,
+           q.recorded(rate, profile.windows.page_short), steps.get(rate, ("", None))[1])
+          for rate in d.HEADLINE_RATES),
         (PANELS["latency"], f"Latency {latency}", f"{latency} of search latency (the quantile "
          "the latency ticket judges). Red above the guardrail.", "s",
          q.latency_quantile(t.latency_quantile), red_above(profile.latency_guardrail_s)),
@@ -85,23 +78,23 @@ def build(profile: Profile):
         "searchpulse_top_zero_result_queries_withheld).", "short",
         q.TOP_ZERO_RESULT_QUERIES, (8, 12, 12, 4)))
     row = 12
-    for panel_id, (title, (numerator, denominator)) in enumerate(q.RATES.items(), start=11):
-        expr = q.ratio(numerator, denominator, "application")
+    for panel_id, rate in enumerate(d.QUALITY_RATES, start=11):
+        expr = q.ratio(rate, "application")
         overview = overview.with_panel(series_panel(
-            panel_id, f"{title} by application", f"{title} per application, with the same "
-            "time a week ago.", "percentunit", _with_last_week(expr, "{{application}}"),
+            panel_id, f"{rate.title} by application",
+            f"{rate.title} per application, with the same time a week ago.", rate.unit,
+            _with_last_week(expr, "{{application}}"),
             (8, 12, 12 * ((panel_id - 11) % 2), row + 8 * ((panel_id - 11) // 2))))
     row += 24
-    for panel_id, (title, (numerator, denominator)) in enumerate(
-            list(q.RATES.items())[:4], start=16):
+    for panel_id, rate in enumerate(d.QUALITY_RATES[:4], start=16):
         overview = overview.with_panel(series_panel(
-            panel_id, f"{title} by stratum", f"{title} per query stratum.", "percentunit",
-            [(q.ratio(numerator, denominator, "stratum"), "{{stratum}}")],
+            panel_id, f"{rate.title} by stratum", f"{rate.title} per query stratum.", rate.unit,
+            [(q.ratio(rate, "stratum"), "{{stratum}}")],
             (8, 12, 12 * ((panel_id - 16) % 2), row + 8 * ((panel_id - 16) // 2))))
     row += 16
     overview = overview.with_panel(series_panel(
         20, "Zero-result rate by variant", "Zero-result rate per experiment variant.",
-        "percentunit", [(q.ratio(*q.ZERO_RESULT, by="variant"), "{{variant}}")],
+        "percentunit", [(q.ratio(d.ZERO_RESULT_RATE, by="variant"), "{{variant}}")],
         (8, 8, 0, row)))
     overview = overview.with_panel(series_panel(
         21, "First click position", "Searches whose first click was at or above each "
@@ -116,20 +109,20 @@ def build(profile: Profile):
     judged = ("Over searches whose query is in the judgment set (judgments.file), the first "
               "page production showed: ")
     overview = overview.with_panel(series_panel(
-        PANELS["judged_ndcg"], "Judged NDCG@10 by application", judged + "mean NDCG@10 "
+        d.JUDGED_NDCG_MEAN.panel, "Judged NDCG@10 by application", judged + "mean NDCG@10 "
         "(gain 2^grade-1, ideal from every judged document), with the same time a week ago.",
-        "none", _with_last_week(q.ratio(*q.JUDGED_NDCG, by="application"), "{{application}}"),
+        "none", _with_last_week(q.ratio(d.JUDGED_NDCG_MEAN, by="application"), "{{application}}"),
         (8, 8, 0, row)))
     overview = overview.with_panel(series_panel(
-        PANELS["judged_coverage"], "Judged coverage@10 and judged traffic", judged + "share "
+        d.JUDGED_COVERAGE_MEAN.panel, "Judged coverage@10 and judged traffic", judged + "share "
         "of the shown top 10 that has a grade (low: the judgment set is going stale); and "
         "the share of searches whose query is judged.", "percentunit",
-        [(q.ratio(*q.JUDGED_COVERAGE, by="application"), "coverage@10 {{application}}"),
-         (q.ratio(*q.JUDGED_SHARE, by="application"), "judged searches {{application}}")],
+        [(q.ratio(d.JUDGED_COVERAGE_MEAN, by="application"), "coverage@10 {{application}}"),
+         (q.ratio(d.JUDGED_SHARE, by="application"), "judged searches {{application}}")],
         (8, 8, 8, row)))
     overview = overview.with_panel(series_panel(
         25, "Judged NDCG@10 and ERR@10 by stratum", judged + "mean NDCG@10 and ERR@10 per "
         "query stratum.", "none",
-        [(q.ratio(*q.JUDGED_NDCG, by="stratum"), "NDCG@10 {{stratum}}"),
-         (q.ratio(*q.JUDGED_ERR, by="stratum"), "ERR@10 {{stratum}}")], (8, 8, 16, row)))
+        [(q.ratio(d.JUDGED_NDCG_MEAN, by="stratum"), "NDCG@10 {{stratum}}"),
+         (q.ratio(d.JUDGED_ERR_MEAN, by="stratum"), "ERR@10 {{stratum}}")], (8, 8, 16, row)))
     return overview

@@ -23,6 +23,8 @@ from grafana_foundation_sdk.models.dashboard import (
     VariableRefresh,
 )
 
+from collector.definitions import BUILD_INFO, SEARCHES
+
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 # Grid positions are (height, width, x, y), Grafana's 24-column grid.
 
@@ -87,17 +89,17 @@ def scope_variables(board):
     return (board
             .with_variable(dashboard.DatasourceVariable("datasource").label("Data source")
                            .type("prometheus"))
-            .with_variable(_query_variable("job", "label_values(searchpulse_build_info, job)",
+            .with_variable(_query_variable("job", f"label_values({BUILD_INFO.name}, job)",
                                            ".+"))
             .with_variable(_query_variable(
-                "instance", 'label_values(searchpulse_build_info{job=~"$job"}, instance)', ".+")))
+                "instance", f'label_values({BUILD_INFO.name}{{job=~"$job"}}, instance)', ".+")))
 
 
 def variables(board):
     """The scope, then `application` and `stratum`, as every quality dashboard has them."""
     return (scope_variables(board)
             .with_variable(_query_variable(
-                "application", 'label_values(searchpulse_searches_total{job=~"$job",'
+                "application", f'label_values({SEARCHES.name}{{job=~"$job",'
                 'instance=~"$instance"}, application)', ".*"))
             .with_variable(dashboard.CustomVariable("stratum").label("Stratum")
                            .values("head,torso,tail,known_item").multi(True).include_all(True)

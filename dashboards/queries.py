@@ -10,12 +10,13 @@ Every ratio is Σ numerator / Σ denominator, and `(… > 0)` turns a zero denom
 from __future__ import annotations
 
 from alerts.rules import count_name
+from collector import definitions as d
+from collector.definitions import COUNTS, Rate
 
 SCOPE = 'job=~"$job",instance=~"$instance"'
 APP = f'{SCOPE},application=~"$application"'
 FILTER = f'{APP},stratum=~"$stratum"'
 KNOWN_ITEM = f'{APP},stratum="known_item"'
-WITH_RESULTS = "with_results"
 RECORDED_APP = '{application=~"$application"}'
 
 
@@ -24,34 +25,29 @@ def rate(metric: str, by: str = "", selector: str = FILTER) -> str:
     return f"{grouping}(rate({metric}{{{selector}}}[$__rate_interval]))"
 
 
-def ratio(numerator: str, denominator: str, by: str = "", selector: str = FILTER) -> str:
-    if denominator == WITH_RESULTS:
-        below = (f"({rate('searchpulse_searches_total', by, selector)} - "
-                 f"{rate('searchpulse_zero_result_searches_total', by, selector)})")
-    else:
-        below = rate(denominator, by, selector)
-    return f"{rate(numerator, by, selector)} / ({below} > 0)"
+def _count_rate(count: str, by: str, selector: str) -> str:
+    """The per-second rate of a count of collector/definitions.py (a derived one, searches
+    with results, as the difference of its two counters)."""
+    definition = COUNTS[count]
+    if definition.difference:
+        whole, part = (_count_rate(c, by, selector) for c in definition.difference)
+        return f"({whole} - {part})"
+    return rate(definition.sample, by, selector)
 
 
-def recorded(numerator: str, denominator: str, window: str) -> str:
+def ratio(of: Rate, by: str = "", selector: str = FILTER) -> str:
+    """``of`` over the scraped counters: Σ numerator / Σ denominator, no data at 0."""
+    return (f"{_count_rate(of.numerator, by, selector)} / "
+            f"({_count_rate(of.denominator, by, selector)} > 0)")
+
+
+def recorded(of: Rate, window: str) -> str:
     """A rate of the headline row from the recording rules of ``window`` (the paging short
     window: the numbers the pages judge), over the selected applications."""
-    return (f"sum({count_name('application', numerator, window)}{RECORDED_APP}) / "
-            f"(sum({count_name('application', denominator, window)}{RECORDED_APP}) > 0)")
+    return (f"sum({count_name('application', of.numerator, window)}{RECORDED_APP}) / "
+            f"(sum({count_name('application', of.denominator, window)}{RECORDED_APP}) > 0)")
 
 
-# (numerator counter, denominator counter or WITH_RESULTS) of each quality rate.
-ZERO_RESULT = ("searchpulse_zero_result_searches_total", "searchpulse_searches_total")
-CTR = ("searchpulse_clicked_searches_total", WITH_RESULTS)
-REFORMULATION = ("searchpulse_reformulated_searches_total", "searchpulse_searches_total")
-ABANDONMENT = ("searchpulse_abandoned_searches_total", WITH_RESULTS)
-CONVERSION = ("searchpulse_converted_searches_total", WITH_RESULTS)
-# Judged relevance: mean over judged searches (summary _sum / _count).
-JUDGED_NDCG = ("searchpulse_judged_ndcg_at_10_sum", "searchpulse_judged_ndcg_at_10_count")
-JUDGED_ERR = ("searchpulse_judged_err_at_10_sum", "searchpulse_judged_err_at_10_count")
-JUDGED_COVERAGE = ("searchpulse_judged_coverage_at_10_sum",
-                   "searchpulse_judged_coverage_at_10_count")
-JUDGED_SHARE = ("searchpulse_judged_ndcg_at_10_count", "searchpulse_searches_total")
 def preference(window: str) -> tuple[str, str]:
     """Team-draft interleaving: each team's Δ and the half-width of its 95 % interval
     (recording rules of the paging long window)."""
@@ -85,46 +81,42 @@ def variant_ratio(ratio: str, window: str) -> str:
     return f"application_variant:searchpulse_{ratio}:ratio_increase{window}{RECORDED_APP}"
 
 
-UNITS = f"sum by (variant) (searchpulse_experiment_units{{{APP}}})"
+UNITS = f"sum by (variant) ({d.EXPERIMENT_UNITS.name}{{{APP}}})"
 SAMPLE_RATIO_CHI2 = f"application:searchpulse_experiment_sample_ratio_chi2:sum{RECORDED_APP}"
 
-EXAMINATION = (f"max by (application, position) (searchpulse_examination_probability"
+EXAMINATION = (f"max by (application, position) ({d.EXAMINATION_PROBABILITY.name}"
                f'{{{APP},identified="true"}})')
-
-RATES = {"Zero-result rate": ZERO_RESULT, "CTR": CTR, "Reformulation rate": REFORMULATION,
-         "Abandonment rate": ABANDONMENT, "Conversion rate": CONVERSION}
-
 
 def latency_quantile(q: float, by: str = "le") -> str:
     return (f"histogram_quantile({q}, sum by ({by}) (rate("
-            f"searchpulse_search_latency_seconds_bucket{{{FILTER}}}[$__rate_interval])))")
+            f"{d.SEARCH_LATENCY.name}_bucket{{{FILTER}}}[$__rate_interval])))")
 
 
-SEARCHES_PER_S = rate("searchpulse_searches_total")
-KNOWN_ITEM_ZERO_RESULT = ratio(*ZERO_RESULT, by="application", selector=KNOWN_ITEM)
+SEARCHES_PER_S = rate(d.SEARCHES.name)
+KNOWN_ITEM_ZERO_RESULT = ratio(d.ZERO_RESULT_RATE, by="application", selector=KNOWN_ITEM)
 FIRING_ALERTS = 'count(ALERTS{alertstate="firing",service="searchpulse"}) or vector(0)'
 ALERT_ANNOTATIONS = 'ALERTS{alertstate="firing",service="searchpulse"}'
-TOP_ZERO_RESULT_QUERIES = f"topk(10, searchpulse_top_zero_result_queries{{{APP}}})"
-WITHHELD_QUERIES = f"sum by (reason) (searchpulse_top_zero_result_queries_withheld{{{SCOPE}}})"
-FIRST_CLICK_POSITION = ("sum by (le) (rate(searchpulse_first_click_position_bucket"
+TOP_ZERO_RESULT_QUERIES = f"topk(10, {d.TOP_ZERO_RESULT_QUERIES.name}{{{APP}}})"
+WITHHELD_QUERIES = (f"sum by (reason) ({d.TOP_ZERO_RESULT_QUERIES_WITHHELD.name}"
+                    f"{{{SCOPE}}})")
+FIRST_CLICK_POSITION = (f"sum by (le) (rate({d.FIRST_CLICK_POSITION.name}_bucket"
                         f"{{{FILTER}}}[$__rate_interval]))")
 TIME_TO_FIRST_CLICK = ("histogram_quantile(0.5, sum by (le) (rate("
-                       f"searchpulse_time_to_first_click_seconds_bucket{{{FILTER}}}"
+                       f"{d.TIME_TO_FIRST_CLICK.name}_bucket{{{FILTER}}}"
                        "[$__rate_interval])))")
-MRR = ratio("searchpulse_first_click_reciprocal_rank_total",
-            "searchpulse_first_click_position_count")
+MRR = ratio(d.MRR)
 
 # Collector health (no application filter: these describe the pipeline).
-RECORDS_BY_OUTCOME = rate("searchpulse_records_total", "outcome", SCOPE)
-CONSUMED = rate("searchpulse_kafka_records_consumed_total", "topic", SCOPE)
-LAG = f"sum by (topic, partition) (searchpulse_kafka_consumer_lag_records{{{SCOPE}}})"
-INVALID_BY_REASON = rate("searchpulse_invalid_records_total", "reason", SCOPE)
-DEAD_LETTERED_BY_REASON = rate("searchpulse_dead_lettered_records_total", "reason", SCOPE)
-FRESHNESS = f"time() - max(searchpulse_last_event_timestamp_seconds{{{SCOPE}}})"
-OPEN_SESSIONS = f"sum(searchpulse_open_sessions{{{SCOPE}}})"
-PENDING = f"sum(searchpulse_pending_searches{{{SCOPE}}})"
+RECORDS_BY_OUTCOME = rate(d.RECORDS.name, "outcome", SCOPE)
+CONSUMED = rate(d.KAFKA_CONSUMED.name, "topic", SCOPE)
+LAG = f"sum by (topic, partition) ({d.KAFKA_LAG.name}{{{SCOPE}}})"
+INVALID_BY_REASON = rate(d.INVALID_RECORDS.name, "reason", SCOPE)
+DEAD_LETTERED_BY_REASON = rate(d.DEAD_LETTERED_RECORDS.name, "reason", SCOPE)
+FRESHNESS = f"time() - max({d.LAST_EVENT_TIMESTAMP.name}{{{SCOPE}}})"
+OPEN_SESSIONS = f"sum({d.PREFIX}open_sessions{{{SCOPE}}})"
+PENDING = f"sum({d.PREFIX}pending_searches{{{SCOPE}}})"
 MEMORY = f"process_resident_memory_bytes{{{SCOPE}}}"
 SCRAPE_DURATION = f"scrape_duration_seconds{{{SCOPE}}}"
-COMMITS = rate("searchpulse_kafka_commits_total", selector=SCOPE)
-STORE_FLUSHES = rate("searchpulse_store_flushes_total", selector=SCOPE)
-STORE_FLUSH_FAILURES = rate("searchpulse_store_flush_failures_total", selector=SCOPE)
+COMMITS = rate(d.KAFKA_COMMITS.name, selector=SCOPE)
+STORE_FLUSHES = rate(d.STORE_FLUSHES.name, selector=SCOPE)
+STORE_FLUSH_FAILURES = rate(d.STORE_FLUSH_FAILURES.name, selector=SCOPE)

@@ -23,6 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from collector.config import Config
+from collector.errors import ClicksError
 from collector.personal_data import PersonalData
 from collector.query_stats import position_key
 from collector.query_store import QueryPositions, open_store
@@ -36,9 +37,6 @@ EXAMINATION_FILE = "examination.json"
 IMPLICIT_COLUMNS = ("application", "query", "document", "impressions", "clicks",
                     "best_position", "pbm_relevance", "coec", "top_position_clicks")
 
-
-class ClicksError(ValueError):
-    """The store or a previous curve is unusable; the message names it."""
 
 
 @dataclass

@@ -28,14 +28,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from collector.events import Rejected, decode
+from collector.errors import JudgmentsError, Rejected, StoreError
+from collector.events import decode
 from collector.outcomes import normalize_query
 from collector.query_stats import position_key
-from collector.query_store import StoreError, open_store
+from collector.query_store import open_store
 from feedback import measures as measure_set
 from feedback import query_changes
 from feedback.gate import Rule
-from feedback.judgments import JudgmentsError, read_run_rankings
+from feedback.judgments import read_run_rankings
 from feedback.randomization import LEVEL, paired
 
 ALL = "all"

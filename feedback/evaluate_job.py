@@ -11,14 +11,15 @@ from typing import Any
 
 import pandas as pd
 
-from collector.config import Config, ConfigError
+from collector.config import Config
+from collector.errors import ConfigError, GateError, MeasureError
 from feedback import ci_report
 from feedback.evaluate import evaluate, read_rankings
 from feedback.evaluate_report import page
-from feedback.gate import GateError, Rule
+from feedback.gate import Rule
 from feedback.gate import rules as gate_rules
 from feedback.judgments_job import JudgmentsRequest, query_strata, read, sources_of
-from feedback.measures import MeasureError, defaults, parse
+from feedback.measures import defaults, parse
 
 
 @dataclass

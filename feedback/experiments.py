@@ -22,6 +22,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from collector import definitions as d
 from collector.config import Config
 from collector.engine import Engine
 from collector.experiment_stats import (
@@ -39,7 +40,7 @@ from collector.experiment_stats import (
     verdict,
 )
 from collector.replay import feed
-from collector.units import BUCKET_COUNTS, ExperimentUnits, merge_experiments
+from collector.units import ExperimentUnits, merge_experiments
 
 
 def from_logs(paths: list[str], config: Config, progress: bool = False
@@ -53,8 +54,7 @@ def from_logs(paths: list[str], config: Config, progress: bool = False
     return engine.view(release=False).experiments, error
 
 
-_ATTRIBUTES = {f"searchpulse_experiment_{name}_total": attribute
-               for attribute, name, _ in BUCKET_COUNTS}
+_ATTRIBUTES = {family.name: family.attribute for family in d.BUCKET_COUNTS}
 
 
 def from_exposition(text: str, unit_buckets: int) -> list[ExperimentUnits]:
@@ -71,10 +71,10 @@ def from_exposition(text: str, unit_buckets: int) -> list[ExperimentUnits]:
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             labels = sample.labels
-            if sample.name == "searchpulse_experiment_units":
+            if sample.name == d.EXPERIMENT_UNITS.name:
                 experiment(labels).units += int(sample.value)
                 continue
-            if sample.name == "searchpulse_experiment_searches_without_client_id_total":
+            if sample.name == d.EXPERIMENT_WITHOUT_CLIENT_ID.name:
                 experiment(labels).without_client_id += int(sample.value)
                 continue
             attribute = _ATTRIBUTES.get(sample.name)
@@ -85,9 +85,9 @@ def from_exposition(text: str, unit_buckets: int) -> list[ExperimentUnits]:
             value = int(sample.value)
             if attribute is not None:
                 setattr(counts, attribute, getattr(counts, attribute) + value)
-            elif sample.name == "searchpulse_experiment_interleaving_ties_total":
+            elif sample.name == d.EXPERIMENT_INTERLEAVING_TIES.name:
                 counts.interleaving_ties += value
-            elif sample.name == "searchpulse_experiment_interleaving_wins_total":
+            elif sample.name == d.EXPERIMENT_INTERLEAVING_WINS.name:
                 wins = counts.interleaving_wins = counts.interleaving_wins or {}
                 wins[labels["team"]] = wins.get(labels["team"], 0) + value
     return list(found.values())

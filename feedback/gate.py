@@ -18,15 +18,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from feedback.measures import MeasureError, parse
+from collector.errors import GateError, MeasureError
+from feedback.measures import parse
 
 OPTION = re.compile(r"^(?P<key>[a-z_]+)=(?P<value>.*)$")
 DEFAULT_SLICES = ("all", "stratum")
 GROUPINGS = ("stratum", "application")
 
-
-class GateError(ValueError):
-    """A gate rule that cannot be read; the message names the rule and what is wrong."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from collector.config import Config
+from collector.errors import FeedbackError
 from collector.examination import parse
 from collector.personal_data import PersonalData
 from collector.query_store import QueryStore, open_store
@@ -44,10 +45,6 @@ SAMPLE_REFORMULATIONS = 3
 _MIN_STRATUM_VOLUME = 2  # a query seen once in the period is tail, whatever its rank
 TOP_FAILING = 50
 log = logging.getLogger(__name__)
-
-
-class FeedbackError(ValueError):
-    """The job cannot run on this input (an empty period, an unusable argument)."""
 
 
 @dataclass
@@ -127,10 +124,72 @@ def disagreement_rules(config: Config) -> DisagreementRules:
         quota=config["feedback.quota_disagreement"], repool_quota=config["feedback.quota_repool"])
 
 
+@dataclass
+class _Inputs:
+    """What the job reads besides the store: the judgment set, the candidate rankers' runs
+    and the examination curves."""
+
+    judgments: Any  # feedback.judgments.Reading
+    judged: set[tuple[str, str]]
+    runs: dict[str, Any]
+    curves: dict[str, np.ndarray]
+
+
+@dataclass
+class _Mined:
+    """What the period gave: every query considered, what was dropped, chosen and pooled."""
+
+    since: str
+    until: date
+    total: int  # searches of the period
+    frame: pd.DataFrame  # queries with their signals and strata, personal data dropped
+    dropped: pd.DataFrame  # queries holding personal data
+    is_judged: np.ndarray  # per row of frame
+    selection: Any  # feedback.selection.Selection
+    scored: pd.DataFrame
+    mined: pd.DataFrame
+    chosen: pd.DataFrame
+    pooled: list[Any]
+    unsafe: Any
+    failing: pd.DataFrame
+    top_failing: pd.DataFrame
+    listed: Any
+    release: FeedbackRelease
+
+
 def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
     """Run the job; returns its summary (also at the top of the report)."""
     started = time.perf_counter()
-    since_day(request.since, date.today())  # a malformed --since fails before any work
+    inputs = _read_inputs(config, request)
+    steps = tqdm(total=6, desc="feedback", unit="step", disable=not request.progress)
+    store = open_store(request.store, read_only=True)
+    try:
+        mined = _mine(config, request, inputs, store, steps)
+    finally:
+        store.close()
+    steps.set_postfix_str("writing")
+    written = _write(config, request.out, mined)
+    summary = _summary(inputs, mined, written, redact(request.store),
+                       time.perf_counter() - started)
+    if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
+        log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
+                    "still writing to this store?", mined.until,
+                    summary["days_since_newest_data"])
+    judgment_set = inputs.judgments.judgment_set()
+    agreement = (agreement_section(measure(config, judgment_set, None, ()))
+                 if len(judgment_set.raters) > 1 else "")
+    (request.out / "report.html").write_text(
+        report.render(summary, mined.frame, mined.chosen, mined.top_failing, agreement),
+        encoding="utf-8")
+    steps.update()
+    steps.close()
+    return summary
+
+
+def _read_inputs(config: Config, request: FeedbackRequest) -> _Inputs:
+    """Every file the job reads besides the store, read before any work on the store (a
+    malformed --since or file fails first)."""
+    since_day(request.since, date.today())
     topics = read_topics(request.topics) if request.topics else None
     if request.runs and topics is None:
         raise FeedbackError("--run: TREC runs name topics by id; pass --topics FILE too")
@@ -141,132 +200,154 @@ def run_feedback(config: Config, request: FeedbackRequest) -> dict[str, Any]:
                                            if request.topic_applications else {})),
         config["judgments.max_grade"])
     curves = _curves(config, request.examination or config["clicks.examination_file"])
-    judgment_set = judgments.judgment_set()
-    judged = judgment_set.judged_queries()
-    detectors = PersonalData.from_config(config)
-    steps = tqdm(total=6, desc="feedback", unit="step", disable=not request.progress)
+    return _Inputs(judgments, judgments.judgment_set().judged_queries(), runs, curves)
 
-    store = open_store(request.store, read_only=True)
-    try:
-        steps.set_postfix_str("loading")
-        since, until = period_of(store, request.store, request.since, request.until,
-                                 allow_incomplete=config["store.allow_incomplete"])
-        applications = store.application_totals(since)
-        if applications.empty:
-            raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
-                                f"since {since}: run the collector with --store first")
-        total = int(applications["searches"].sum())
-        frame = store.totals(since, config["feedback.min_searches"])
-        volume = store.query_volumes(since, _MIN_STRATUM_VOLUME)
-        release = FeedbackRelease(
-            detectors, config["feedback.min_distinct_clients"],
-            lambda application, query: store.clients_of(application, query, since),
-            dict(zip(zip(frame["application"], frame["query"], strict=True),
-                     zip(frame["client_marks"].tolist(), frame["searches"].tolist(),
-                         strict=True), strict=True)))
-        steps.update()
-        steps.set_postfix_str("signals and strata")
-        add_signals(frame, applications, z_score(config["feedback.confidence"]))
-        strata = query_strata(StrataClassifier.from_config(config), config["strata.head_share"],
-                              config["strata.torso_share"], volume, total)
-        frame["stratum"] = stratum_names(frame, strata)
-        steps.update()
-        steps.set_postfix_str("personal data and judged queries")
-        personal = np.fromiter((release.personal(q) for q in frame["query"]), bool,
-                               count=len(frame))
-        dropped = frame[personal]
-        frame = frame[~personal]
-        judged_anywhere = {query for application, query in judged if not application}
-        is_judged = np.fromiter(
-            ((a, q) in judged or q in judged_anywhere
-             for a, q in zip(frame["application"], frame["query"], strict=True)),
-            bool, count=len(frame))
-        eligible = frame[~is_judged]
-        steps.update()
-        steps.set_postfix_str("selection")
-        selection = select(eligible, rules_from(config, request.seed), release.allows)
-        scored = score_judged(frame[is_judged])
-        mined = mine(scored, disagreement_rules(config), release.allows)
-        chosen = pd.concat([selection.chosen, mined], ignore_index=True)
-        chosen.insert(0, "topic", [f"sp-{i:04d}" for i in range(1, len(chosen) + 1)])
-        steps.update()
-        steps.set_postfix_str("pooling")
-        pooled, items = pool_all(
-            list(chosen[["topic", "query", "application"]].itertuples(index=False)),
-            lambda application, query: store.items(application, query, since), runs, depth,
-            curves=curves, min_impressions=config["clicks.min_impressions"])
-        pooled, unsafe = outputs.safe_pool(pooled)
-        chosen["sample_reformulations"] = [
-            " | ".join([r for r in items[(a, q)]["reformulations"]
-                        if release.allows(a, r)][:SAMPLE_REFORMULATIONS])
-            for a, q in zip(chosen["application"], chosen["query"], strict=True)]
-        failing = frame[frame["failure"] >= config["feedback.failure_threshold"]]
-        top_failing = failing.sort_values(["impact", "query"], ascending=[False, True])
-        top_failing = top_failing.loc[np.fromiter(
-            (release.allows(a, q) for a, q in zip(top_failing["application"],
-                                                  top_failing["query"], strict=True)),
-            bool, count=len(top_failing))].head(TOP_FAILING)
-        listed = listed_strata(strata, lambda queries: release.listable(
-            queries, frame.groupby("query")["client_marks"].max()))
-        steps.update()
-    finally:
-        store.close()
 
-    steps.set_postfix_str("writing")
-    out = request.out
+def _mine(config: Config, request: FeedbackRequest, inputs: _Inputs, store: QueryStore,
+          steps: tqdm) -> _Mined:
+    """The steps on the store: load, signals and strata, exclusions, selection, pooling."""
+    steps.set_postfix_str("loading")
+    since, until = period_of(store, request.store, request.since, request.until,
+                             allow_incomplete=config["store.allow_incomplete"])
+    applications = store.application_totals(since)
+    if applications.empty:
+        raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
+                            f"since {since}: run the collector with --store first")
+    total = int(applications["searches"].sum())
+    frame = store.totals(since, config["feedback.min_searches"])
+    volume = store.query_volumes(since, _MIN_STRATUM_VOLUME)
+    release = FeedbackRelease(
+        PersonalData.from_config(config), config["feedback.min_distinct_clients"],
+        lambda application, query: store.clients_of(application, query, since),
+        dict(zip(zip(frame["application"], frame["query"], strict=True),
+                 zip(frame["client_marks"].tolist(), frame["searches"].tolist(),
+                     strict=True), strict=True)))
+    steps.update()
+    steps.set_postfix_str("signals and strata")
+    add_signals(frame, applications, z_score(config["feedback.confidence"]))
+    strata = query_strata(StrataClassifier.from_config(config), config["strata.head_share"],
+                          config["strata.torso_share"], volume, total)
+    frame["stratum"] = stratum_names(frame, strata)
+    steps.update()
+    steps.set_postfix_str("personal data and judged queries")
+    frame, dropped, is_judged = _excluded(frame, release, inputs.judged)
+    steps.update()
+    steps.set_postfix_str("selection")
+    selection = select(frame[~is_judged], rules_from(config, request.seed), release.allows)
+    scored = score_judged(frame[is_judged])
+    mined = mine(scored, disagreement_rules(config), release.allows)
+    chosen = pd.concat([selection.chosen, mined], ignore_index=True)
+    chosen.insert(0, "topic", [f"sp-{i:04d}" for i in range(1, len(chosen) + 1)])
+    steps.update()
+    steps.set_postfix_str("pooling")
+    pooled, unsafe = _pooled(config, store, since, chosen, inputs, release)
+    failing = frame[frame["failure"] >= config["feedback.failure_threshold"]]
+    # before the strata: what release.allows refused, strata.csv must not list either
+    top_failing = _top_failing(failing, release)
+    listed = listed_strata(strata, lambda queries: release.listable(
+        queries, frame.groupby("query")["client_marks"].max()))
+    steps.update()
+    return _Mined(since, until, total, frame, dropped, is_judged, selection, scored, mined,
+                  chosen, pooled, unsafe, failing, top_failing, listed, release)
+
+
+def _excluded(frame: pd.DataFrame, release: FeedbackRelease, judged: set[tuple[str, str]]
+              ) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """(the queries without personal data, those with, which of the first are judged: in
+    their application or, judged without one, in any)."""
+    personal = np.fromiter((release.personal(q) for q in frame["query"]), bool,
+                           count=len(frame))
+    dropped = frame[personal]
+    frame = frame[~personal]
+    judged_anywhere = {query for application, query in judged if not application}
+    is_judged = np.fromiter(
+        ((a, q) in judged or q in judged_anywhere
+         for a, q in zip(frame["application"], frame["query"], strict=True)),
+        bool, count=len(frame))
+    return frame, dropped, is_judged
+
+
+def _pooled(config: Config, store: QueryStore, since: str, chosen: pd.DataFrame,
+            inputs: _Inputs, release: FeedbackRelease) -> tuple[list[Any], Any]:
+    """The documents to judge per chosen query (and the ids unsafe to hand out); adds each
+    candidate's sample reformulations that may be shown."""
+    pooled, items = pool_all(
+        list(chosen[["topic", "query", "application"]].itertuples(index=False)),
+        lambda application, query: store.items(application, query, since), inputs.runs,
+        config["feedback.pool_depth"], curves=inputs.curves,
+        min_impressions=config["clicks.min_impressions"])
+    pooled, unsafe = outputs.safe_pool(pooled)
+    chosen["sample_reformulations"] = [
+        " | ".join([r for r in items[(a, q)]["reformulations"]
+                    if release.allows(a, r)][:SAMPLE_REFORMULATIONS])
+        for a, q in zip(chosen["application"], chosen["query"], strict=True)]
+    return pooled, unsafe
+
+
+def _top_failing(failing: pd.DataFrame, release: FeedbackRelease) -> pd.DataFrame:
+    """The report's worst queries by impact, only those that may be shown."""
+    top = failing.sort_values(["impact", "query"], ascending=[False, True])
+    return top.loc[np.fromiter(
+        (release.allows(a, q) for a, q in zip(top["application"], top["query"], strict=True)),
+        bool, count=len(top))].head(TOP_FAILING)
+
+
+def _write(config: Config, out: Path, m: _Mined) -> dict[str, Any]:
+    """The files for the judges; returns the first lines of the summary (what they hold)."""
     out.mkdir(parents=True, exist_ok=True)
-    strata_rows = write_strata_csv(out / "strata.csv", listed)
-    pooled_per_topic = Counter(p.topic for p in pooled)
+    strata_rows = write_strata_csv(out / "strata.csv", m.listed)
+    pooled_per_topic = Counter(p.topic for p in m.pooled)
+    chosen = m.chosen
     chosen["pooled_documents"] = chosen["topic"].map(pooled_per_topic).fillna(0).astype(int)
     outputs.write_candidates(out / "candidates.csv", chosen)
-    title = f"candidates {until.isoformat()}"
+    title = f"candidates {m.until.isoformat()}"
     directories = handoff.prepare(out)
-    handoff.write_books(directories["quepid"], pooled, dict(zip(chosen["topic"], (
+    handoff.write_books(directories["quepid"], m.pooled, dict(zip(chosen["topic"], (
         f"{s} query, selected as {k}: {r}" for s, k, r in
         zip(chosen["stratum"], chosen["selected_as"], chosen["reason"], strict=True)),
         strict=True)), config["judgments.max_grade"], title)
     handoff.write_trec_topics(directories["trec"], chosen[["topic", "query", "application"]]
                               .itertuples(index=False))
-    handoff.write_pool(directories["trec"], pooled)
-    outputs.write_pool_signals(out / "pool.csv", pooled)
+    handoff.write_pool(directories["trec"], m.pooled)
+    outputs.write_pool_signals(out / "pool.csv", m.pooled)
     srw_withheld = handoff.write_query_sets(directories["srw"], chosen, title)
-    summary = {
-        "period": f"{since} to {until.isoformat()}",
-        "days_since_newest_data": (datetime.now(UTC).date() - until).days,
-        "store": redact(request.store),
-        "searches": total,
-        "queries_considered": int(len(frame) + len(dropped)),
-        "dropped_personal_data_queries": int(len(dropped)),
-        "dropped_personal_data_searches": int(dropped["searches"].sum()),
-        "withheld_by_reason": dict(sorted(release.withheld.items())),
-        "unsafe_document_ids": unsafe,
-        "judgment_rows_not_judged": dict(sorted(judgments.not_judged.items())),
-        "judgment_grades_replaced": judgments.duplicates()["grades_replaced"],
-        "excluded_already_judged": int(is_judged.sum()),
-        "failing_queries": int(len(failing)),
-        "collapsed_near_duplicates": selection.collapsed,
+    return {"topics_without_documents": sorted(set(chosen["topic"]) - set(pooled_per_topic)),
+            "srw_queries_withheld": dict(sorted(srw_withheld.items())),
+            "strata_csv_rows": strata_rows}
+
+
+def _summary(inputs: _Inputs, m: _Mined, written: dict[str, Any], store: str,
+             seconds: float) -> dict[str, Any]:
+    """The job's numbers, in the order the report and --json show them."""
+    chosen, pooled = m.chosen, m.pooled
+    return {
+        "period": f"{m.since} to {m.until.isoformat()}",
+        "days_since_newest_data": (datetime.now(UTC).date() - m.until).days,
+        "store": store,
+        "searches": m.total,
+        "queries_considered": int(len(m.frame) + len(m.dropped)),
+        "dropped_personal_data_queries": int(len(m.dropped)),
+        "dropped_personal_data_searches": int(m.dropped["searches"].sum()),
+        "withheld_by_reason": dict(sorted(m.release.withheld.items())),
+        "unsafe_document_ids": m.unsafe,
+        "judgment_rows_not_judged": dict(sorted(inputs.judgments.not_judged.items())),
+        "judgment_grades_replaced": inputs.judgments.duplicates()["grades_replaced"],
+        "excluded_already_judged": int(m.is_judged.sum()),
+        "failing_queries": int(len(m.failing)),
+        "collapsed_near_duplicates": m.selection.collapsed,
         "candidates": int(len(chosen)),
         "calibration_candidates": int((chosen["selected_as"] == "calibration").sum()),
-        "judged_queries_scored": int(scored["judged_ndcg"].notna().sum()),
+        "judged_queries_scored": int(m.scored["judged_ndcg"].notna().sum()),
         "judged_candidates": {str(k): int(v) for k, v in
-                              mined["reason"].value_counts().sort_index().items()},
+                              m.mined["reason"].value_counts().sort_index().items()},
         "pooled_documents": len(pooled),
-        "examination_curves": sorted(curves),
+        "examination_curves": sorted(inputs.curves),
         "pooled_by_implicit_relevance": sum("implicit" in p.sources.split("+") for p in pooled),
         "position_biased_documents": sum(p.position_bias for p in pooled),
-        "topics_without_documents": sorted(set(chosen["topic"]) - set(pooled_per_topic)),
-        "srw_queries_withheld": dict(sorted(srw_withheld.items())),
-        "shortfall": selection.shortfall,
-        "strata_csv_rows": strata_rows,
-        "seconds": round(time.perf_counter() - started, 2),
+        "topics_without_documents": written["topics_without_documents"],
+        "srw_queries_withheld": written["srw_queries_withheld"],
+        "shortfall": m.selection.shortfall,
+        "strata_csv_rows": written["strata_csv_rows"],
+        "seconds": round(seconds, 2),
     }
-    if summary["days_since_newest_data"] > STALE_AFTER_DAYS:
-        log.warning("the newest per-query aggregates are from %s, %d days ago: is the collector "
-                    "still writing to this store?", until, summary["days_since_newest_data"])
-    agreement = (agreement_section(measure(config, judgment_set, None, ()))
-                 if len(judgment_set.raters) > 1 else "")
-    (out / "report.html").write_text(
-        report.render(summary, frame, chosen, top_failing, agreement), encoding="utf-8")
-    steps.update()
-    steps.close()
-    return summary
+

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from collector.errors import JudgmentsError
 from collector.outcomes import normalize_query
 from feedback.judgment_set import COLUMNS, JudgmentSet
 
@@ -51,9 +52,6 @@ def book_name(application: str, title: str) -> str:
     for its application (:func:`_read_book`)."""
     return f"{application}{BOOK_NAME_SEPARATOR}{title}"
 
-
-class JudgmentsError(ValueError):
-    """A judgments, topics or run file is unusable; the message names the file and line."""
 
 
 DUPLICATE_EXAMPLES = 5  # items graded twice by one rater named in a summary

@@ -18,13 +18,11 @@ from dataclasses import dataclass
 import ir_measures
 from ir_measures import AP, RR, Judged, Measure, P, R, nDCG
 
+from collector.errors import MeasureError
 from collector.judged_relevance import err_at
 
 ERR_NAME = "ERR"
 
-
-class MeasureError(ValueError):
-    """A measure name ir_measures cannot parse, or one nothing here can compute."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from collector import definitions as d
+from collector.definitions import Rate, count_of
 from collector.quality import STRATA
 from feedback.charts import bar_chart
 from feedback.page import document, facts, table
@@ -18,12 +20,13 @@ def stratum_rates(frame: pd.DataFrame) -> pd.DataFrame:
     """Traffic-weighted failure rates per stratum (NaN where a stratum has no searches)."""
     sums = frame.groupby("stratum")[["searches", "zero_result", "reformulated", "abandoned",
                                      "clicked"]].sum().reindex(list(STRATA)).fillna(0)
-    with_results = sums["searches"] - sums["zero_result"]
-    return pd.DataFrame({
-        "zero-result rate": sums["zero_result"] / sums["searches"].where(sums["searches"] > 0),
-        "reformulation rate": sums["reformulated"] / sums["searches"].where(sums["searches"] > 0),
-        "abandonment rate": sums["abandoned"] / with_results.where(with_results > 0),
-        "CTR": sums["clicked"] / with_results.where(with_results > 0)})
+
+    def rate(of: Rate) -> pd.Series:
+        denominator = count_of(sums, of.denominator)
+        return count_of(sums, of.numerator) / denominator.where(denominator > 0)
+
+    return pd.DataFrame({of.noun: rate(of) for of in (
+        d.ZERO_RESULT_RATE, d.REFORMULATION_RATE, d.ABANDONMENT_RATE, d.CTR)})
 
 
 def render(summary: dict[str, Any], frame: pd.DataFrame, chosen: pd.DataFrame,

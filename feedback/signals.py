@@ -16,6 +16,9 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
+from collector import definitions as d
+from collector.definitions import count_of
+
 Z = 2.575829  # two-sided 99 %: over thousands of queries, 95 % lets chance through
 FAILURE_SIGNALS = {"zero_result": "zero results", "reformulation": "reformulated",
                    "abandonment": "abandoned", "no_click": "rarely clicked"}  # → reason
@@ -44,14 +47,19 @@ def z_score(confidence: float) -> float:
     return NormalDist().inv_cdf((1 + confidence) / 2)
 
 
+# signal → its rate of collector/definitions.py, over the store's columns (the rates' count
+# attributes); no_click, CTR's complement, is the failure signal of a low CTR.
+SIGNAL_RATES = {"zero_result": d.ZERO_RESULT_RATE, "reformulation": d.REFORMULATION_RATE,
+                "abandonment": d.ABANDONMENT_RATE, "ctr": d.CTR}
+
+
 def _pairs(counts: pd.DataFrame) -> dict[str, tuple[pd.Series, pd.Series]]:
     """(numerator, denominator) of every rate, from columns of counts."""
-    with_results = counts["searches"] - counts["zero_result"]
-    return {"zero_result": (counts["zero_result"], counts["searches"]),
-            "reformulation": (counts["reformulated"], counts["searches"]),
-            "abandonment": (counts["abandoned"], with_results),
-            "ctr": (counts["clicked"], with_results),
-            "no_click": (with_results - counts["clicked"], with_results)}
+    pairs = {name: (count_of(counts, rate.numerator), count_of(counts, rate.denominator))
+             for name, rate in SIGNAL_RATES.items()}
+    clicked, with_results = pairs["ctr"]
+    pairs["no_click"] = (with_results - clicked, with_results)
+    return pairs
 
 
 def add_signals(frame: pd.DataFrame, applications: pd.DataFrame, z: float = Z) -> pd.DataFrame:
@@ -71,7 +79,7 @@ def add_signals(frame: pd.DataFrame, applications: pd.DataFrame, z: float = Z) -
                 dtype="float64")
             excess.append(np.nan_to_num(frame[f"{name}_lb"].to_numpy() - usual, nan=0.0))
     del frame["no_click_rate"], frame["no_click_lb"]
-    frame["mrr"] = _rate(frame["reciprocal_rank_sum"], frame["ranked_clicked"])
+    frame["mrr"] = _rate(count_of(frame, d.MRR.numerator), count_of(frame, d.MRR.denominator))
     bounds = np.clip(np.column_stack(excess), 0.0, None)
     worst = bounds.argmax(axis=1)
     frame["failure"] = bounds[np.arange(len(frame)), worst]

@@ -31,6 +31,8 @@ from typing import IO, Any
 
 import msgspec
 
+from collector.errors import InputError, InputMismatch
+
 try:  # Python 3.14's standard library; before it, its backport (the same module)
     from compression import zstd  # type: ignore[import-not-found]
 except ImportError:
@@ -47,12 +49,6 @@ _COMPRESSED: tuple[tuple[bytes, Callable[[IO[bytes]], IO[bytes]]], ...] = (
 _READ_ERRORS = (OSError, EOFError, zlib.error, zstd.ZstdError)
 
 
-class InputError(OSError):
-    """An input could not be read to its end; the message names it."""
-
-
-class InputMismatch(ValueError):
-    """An input's records differ from the ones expected at a position (the message says)."""
 
 
 class _Stamp(msgspec.Struct):

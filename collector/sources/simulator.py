@@ -29,7 +29,7 @@ import msgspec
 
 from collector.outcomes import REFORMULATION_KINDS, normalize_query, reformulation_kind
 from collector.quality import STRATA, TAIL
-from collector.summary import ratio
+from collector.summary import summarize
 
 PAGE_SIZE = 10
 _CHURN = 5000  # of 100,000: the share of result positions showing some other document
@@ -702,8 +702,11 @@ def _tally(by_app: dict[str, _Totals], plan: list[_Search]) -> None:
 
 
 class _Totals:
-    FIELDS = ("searches", "zero", "clicked", "clicks", "converted", "abandoned", "exits",
-              "ttfc_sum", "ttfc_count", "rr_sum", "rr_count")
+    # the attributes of collector/definitions.py COUNTS, so the summary is computed by the
+    # same rows as the engine's (collector/summary.py)
+    FIELDS = ("searches", "zero_result", "clicked", "clicks", "converted", "abandoned",
+              "zero_result_exits", "time_to_first_click_sum", "first_clicks",
+              "reciprocal_rank_sum", "ranked_clicked")
 
     def __init__(self) -> None:
         for name in self.FIELDS:
@@ -713,7 +716,7 @@ class _Totals:
     def add(self, s: _Search, nxt: _Search | None, plan: list[_Search]) -> None:
         """The definitions of docs/metrics.md, applied to one search of a clean session plan."""
         self.searches += 1
-        self.zero += s.zero
+        self.zero_result += s.zero
         if nxt is not None and (nxt.ts_ms - s.ts_ms) / 1000 <= REFORMULATION_S \
                 and nxt.normalized != s.normalized \
                 and not any(c_ts < nxt.ts_ms for c_ts, _ in s.clicks):
@@ -722,11 +725,11 @@ class _Totals:
             self.clicked += 1
             self.clicks += len(s.clicks)
             first_ts, position = min(s.clicks)
-            self.ttfc_sum += first_ts / 1000 - s.ts_ms / 1000
-            self.ttfc_count += 1
+            self.time_to_first_click_sum += first_ts / 1000 - s.ts_ms / 1000
+            self.first_clicks += 1
             if position:
-                self.rr_sum += 1.0 / position
-                self.rr_count += 1
+                self.reciprocal_rank_sum += 1.0 / position
+                self.ranked_clicked += 1
         if not s.zero and s.conversions:
             self.converted += 1
         deadline = s.ts_ms + ABANDONMENT_S * 1000
@@ -738,7 +741,7 @@ class _Totals:
                           for ts in [*(c for c, _ in o.clicks), *o.conversions]))
         if not engaged:
             if s.zero:
-                self.exits += 1
+                self.zero_result_exits += 1
             else:
                 self.abandoned += 1
 
@@ -749,24 +752,6 @@ class _Totals:
             self.kinds[kind] += value
 
     def as_dict(self) -> dict[str, object]:
-        with_results = self.searches - self.zero
-        reformulated = sum(self.kinds.values())
-        return {
-            "searches": self.searches,
-            "searches_with_results": with_results,
-            "zero_result_searches": self.zero,
-            "zero_result_rate": ratio(self.zero, self.searches),
-            "clicked_searches": self.clicked,
-            "clicks": self.clicks,
-            "ctr": ratio(self.clicked, with_results),
-            "converted_searches": self.converted,
-            "conversion_rate": ratio(self.converted, with_results),
-            "reformulated_searches": reformulated,
-            "reformulation_rate": ratio(reformulated, self.searches),
-            "reformulations_by_kind": dict(self.kinds),
-            "abandoned_searches": self.abandoned,
-            "abandonment_rate": ratio(self.abandoned, with_results),
-            "zero_result_exits": self.exits,
-            "mean_time_to_first_click_s": ratio(self.ttfc_sum, self.ttfc_count),
-            "mrr_first_click": ratio(self.rr_sum, self.rr_count),
-        }
+        totals = {name: getattr(self, name) for name in self.FIELDS}
+        totals["reformulated"] = sum(self.kinds.values())
+        return summarize(totals, dict(self.kinds))

@@ -74,6 +74,7 @@ def rounded(summary: dict) -> dict:
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in summary.items()}
 
 
+@pytest.mark.slow  # ~12 s: 30 simulated skewed minorities
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow],
           derandomize=True, database=None)  # the same 30 examples in every run
 @given(share=st.floats(0.002, 0.05), seed=st.integers(0, 10**6),

@@ -93,6 +93,7 @@ def test_delta_and_interval_by_hand():
     assert interleaving_preference(buckets, "b", 3, t).value == pytest.approx(-found.value)
 
 
+@pytest.mark.slow  # ~10 s: two simulated experiments
 @pytest.mark.parametrize(("truth", "verdict"), [(0.1, "ranker-b"), (0.0, None)])
 def test_simulated_preference_is_recovered(truth, verdict):
     """The simulator's interleaved sessions send each click to ranker-b with probability

@@ -128,22 +128,17 @@ def quality_families_by_prometheus_client(series) -> bytes:
         SummaryMetricFamily,
     )
 
-    from collector.metrics import (
-        DEBIASED_HELP,
-        INTERLEAVING_HELP,
-        QUALITY_COUNTERS,
-        QUALITY_HISTOGRAMS,
-        QUALITY_JUDGED,
-        _cumulative,
-    )
+    from collector import definitions as d
+    from collector.metrics import _cumulative
     from collector.outcomes import REFORMULATION_KINDS
 
     labels = ("application", "stratum", "variant")
 
     class Oracle:
         def collect(self):
-            for name, attribute, help_text in QUALITY_COUNTERS:
-                family = CounterMetricFamily(name, help_text, labels=labels)
+            for row in d.QUALITY_COUNTERS:
+                attribute = row.attribute
+                family = CounterMetricFamily(row.stem, row.help, labels=labels)
                 for s in series:
                     family.add_metric((s.application, s.stratum, s.variant),
                                       getattr(s, attribute))
@@ -157,21 +152,23 @@ def quality_families_by_prometheus_client(series) -> bytes:
                     family.add_metric((s.application, s.stratum, s.variant, kind),
                                       s.reformulated[kind])
             yield family
-            for name, attribute, help_text in QUALITY_HISTOGRAMS:
-                family = HistogramMetricFamily(name, help_text, labels=labels)
+            for row in d.QUALITY_HISTOGRAMS:
+                attribute = row.attribute
+                family = HistogramMetricFamily(row.name, row.help, labels=labels)
                 for s in series:
                     if getattr(s, attribute).count:
                         family.add_metric((s.application, s.stratum, s.variant),
                                           *_cumulative(getattr(s, attribute)))
                 yield family
-            for name, attribute, help_text in QUALITY_JUDGED:
-                family = SummaryMetricFamily(name, help_text, labels=labels)
+            for row in d.QUALITY_JUDGED:
+                attribute = row.attribute
+                family = SummaryMetricFamily(row.name, row.help, labels=labels)
                 for s in series:
                     if s.judged_searches:
                         family.add_metric((s.application, s.stratum, s.variant),
                                           s.judged_searches, getattr(s, attribute))
                 yield family
-            family = CounterMetricFamily("searchpulse_debiased_clicks", DEBIASED_HELP,
+            family = CounterMetricFamily("searchpulse_debiased_clicks", d.DEBIASED_CLICKS.help,
                                          labels=labels)
             for s in series:
                 if s.debiased_clicks:
@@ -179,7 +176,7 @@ def quality_families_by_prometheus_client(series) -> bytes:
             yield family
             interleaved = [s for s in series if s.interleaving_wins is not None]
             family = CounterMetricFamily("searchpulse_interleaving_wins",
-                                         INTERLEAVING_HELP["wins"], labels=(*labels, "team"))
+                                         d.INTERLEAVING_WINS.help, labels=(*labels, "team"))
             for s in interleaved:
                 for team, wins in s.interleaving_wins.items():
                     family.add_metric((s.application, s.stratum, s.variant, team), wins)
@@ -187,7 +184,9 @@ def quality_families_by_prometheus_client(series) -> bytes:
             for name, attribute in (("searchpulse_interleaving_ties", "interleaving_ties"),
                                     ("searchpulse_interleaving_unattributed_clicks",
                                      "interleaving_unattributed")):
-                family = CounterMetricFamily(name, INTERLEAVING_HELP[attribute], labels=labels)
+                help_text = (d.INTERLEAVING_TIES if attribute == "interleaving_ties"
+                             else d.INTERLEAVING_UNATTRIBUTED).help
+                family = CounterMetricFamily(name, help_text, labels=labels)
                 for s in interleaved:
                     family.add_metric((s.application, s.stratum, s.variant),
                                       getattr(s, attribute))

@@ -162,6 +162,7 @@ def _transaction_writing(store_url: str, wal_size: int) -> bool:
                           ).fetchone()[0] > 0
 
 
+@pytest.mark.slow  # ~4 s: a killed writer process
 def test_a_crash_in_the_middle_of_a_flush_leaves_the_store_as_it_was(store_url):
     """SIGKILL while a 400,000-row flush is being written: the first flush is all there, the
     second not at all, and the offsets say so."""

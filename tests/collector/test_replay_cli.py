@@ -93,6 +93,7 @@ def test_exit_codes_say_what_went_wrong(tmp_path):
         bad_store.stderr)
 
 
+@pytest.mark.slow  # ~6 s: a demo and a replay subprocess
 def test_demo_and_replay_keep_per_query_aggregates_with_store(simulated, tmp_path):
     """`demo --store` flushes while it runs and at the end: the stored searches add up to
     the searches it counted; `replay --store` takes the URL from the environment too."""

@@ -199,6 +199,7 @@ def _small_batches(monkeypatch) -> None:
     monkeypatch.setattr(files, "_MERGED_BATCH", 8)
 
 
+@pytest.mark.slow  # ~11 s: crashed and rerun replays
 @settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(crashes=st.lists(st.integers(0, 3600), min_size=1, max_size=3),
@@ -227,6 +228,7 @@ def small_log(tmp_path) -> Path:
     return _simulated(tmp_path / "ubi.jsonl", 1500, seed=5)
 
 
+@pytest.mark.slow  # ~12 s: replay subprocesses per compression
 def test_the_same_records_through_any_file_compression_or_stdin_count_once(small_log,
                                                                            tmp_path):
     url = f"sqlite:///{tmp_path / 'store.db'}"
@@ -324,6 +326,7 @@ def test_a_store_of_the_earlier_version_still_refuses_what_it_holds(small_log, t
 
 # -- an unfinished replay is visible --------------------------------------------------------
 
+@pytest.mark.slow  # ~8 s: CLI subprocesses
 def test_feedback_and_clicks_name_an_unfinished_replay_and_go_on_only_when_told(
         small_log, tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'store.db'}"

@@ -30,6 +30,7 @@ def _stopped_within(process: subprocess.Popen, signal_number: int) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.slow  # ~15 s: waits 0.5, 3 and 8 s before the signal
 @pytest.mark.parametrize("after_s", [0.5, 3.0, 8.0])
 def test_collect_without_a_reachable_broker_obeys_sigterm_within_5_s(after_s, tmp_path):
     """kafka-python waits up to 30 s for a first bootstrap: before, SIGTERM took 21-30 s."""
@@ -84,6 +85,7 @@ def _drawn(process: subprocess.Popen, timeout_s: float = 60.0) -> str:
     return "".join(lines)
 
 
+@pytest.mark.slow  # ~15 s: three demos of 3 s each
 @pytest.mark.parametrize(("ignore_sigint", "signal_number"),
                          [(True, signal.SIGINT), (False, signal.SIGINT),
                           (False, signal.SIGTERM)])

@@ -9,6 +9,7 @@ import json
 import random
 from datetime import datetime
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -112,6 +113,7 @@ def rounded(summary: dict) -> dict:
 lull = st.tuples(st.floats(0.0, 2 * DAY), st.floats(0.0, 2 * DAY))
 
 
+@pytest.mark.slow  # ~5 s: simulated traffic shapes
 @settings(max_examples=30, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])  # the same 30 worlds in every run
 @given(seed=st.integers(0, 10**6),

@@ -1,0 +1,296 @@
+"""The recording rules every alert group reads, and how an alert's builder is registered.
+
+``Recordings`` adds each rule once, when something first reads it (the naming and the
+no-data rule of every ratio: alerts/rules/__init__.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from alerts.config import (
+    OVERVIEW_DASHBOARD,
+    AlertRow,
+    Profile,
+    percentile,
+    seconds,
+)
+from collector import definitions as d
+from collector.definitions import COUNTS, RATIOS
+from collector.experiment_stats import RATES, WITH_RESULTS, Rate
+
+Rule = dict[str, Any]
+
+# The overview's headline row reads these counts (collector/definitions.py COUNTS).
+HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
+                   "reformulated_searches", "abandoned_searches", "searches_with_results")
+# Experiment rates (collector/experiment_stats.py): each per variant with its clustered 95 %
+# interval and its difference from the control; the guardrails' over the ticket window, the
+# rest over the paging window (the experiments dashboard).
+GUARDRAIL_RATES = tuple(rate for rate in RATES if rate.guardrail)
+LEVELS = {"application": "application", "application_stratum": "application, stratum",
+          "application_variant": "application, variant",
+          "application_variant_team": "application, variant, team",
+          "application_variant_bucket": "application, variant, unit_bucket"}
+# The sample-ratio ticket tests 2 to this many variants (p = 0.001 critical value per count).
+MAX_TESTED_VARIANTS = 8
+# An experiment rate's counts per unit bucket: a bucket attribute → its metric's count name.
+BUCKET_COUNT_NAMES = {family.attribute: family.name.removeprefix("searchpulse_experiment_")
+                      .removesuffix("_total") for family in d.BUCKET_COUNTS}
+BUCKET_COUNT_NAMES[WITH_RESULTS] = d.WITH_RESULTS
+
+# Panel ids of the dashboards (dashboards/ builds its panels with these ids).
+PANELS = {
+    **{rate.key: rate.panel for rate in d.RATES if rate.panel},  # the rates' headline stats
+    "known_item_zero_result_rate": 3, "latency": 7, "traffic": 8,
+    "experiment_traffic": 1, "experiment_zero_result_difference": 21,
+    "experiment_slow_search_difference": 22,
+    "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
+}
+
+
+def count_name(level: str, count: str, window: str) -> str:
+    return f"{level}:searchpulse_{count}:rate{window}"
+
+
+def ratio_name(level: str, ratio: str, window: str) -> str:
+    return f"{level}:searchpulse_{ratio}:ratio_rate{window}"
+
+
+def baseline_name(name: str) -> str:
+    return f"{name}_baseline"
+
+
+class Recordings:
+    """The recording rules the alerts and dashboards read, each added once, dependencies first."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.rules: dict[str, Rule] = {}
+
+    def _add(self, name: str, expr: str) -> str:
+        self.rules.setdefault(name, {"record": name, "expr": expr})
+        return name
+
+    def count(self, level: str, count: str, window: str) -> str:
+        definition = COUNTS[count]
+        if definition.difference:  # searches with results = searches − zero-result searches
+            whole, part = (self.count(level, c, window) for c in definition.difference)
+            return self._add(count_name(level, count, window), f"{whole} - {part}")
+        return self._add(count_name(level, count, window),
+                         f"sum by ({LEVELS[level]}) (rate({definition.sample}"
+                         f"{{{self.profile.deployment.selector}}}[{window}]))")
+
+    def ratio(self, level: str, ratio: str, window: str) -> str:
+        numerator, denominator = RATIOS[ratio].numerator, RATIOS[ratio].denominator
+        above = self.count(level, numerator, window)
+        below = self.count(level, denominator, window)
+        return self._add(ratio_name(level, ratio, window), f"{above} / ({below} > 0)")
+
+    def latency_quantile(self, window: str) -> str:
+        """The latency quantile the guardrail alert judges, named after it (p99, p95, p99_9)."""
+        quantile = percentile(self.profile.thresholds.latency_quantile).replace(".", "_")
+        return self._add(
+            f"application:searchpulse_search_latency_seconds:{quantile}_rate{window}",
+            f"histogram_quantile({self.profile.thresholds.latency_quantile}, sum by "
+            f"(application, le) (rate({d.SEARCH_LATENCY.name}_bucket"
+            f"{{{self.profile.deployment.selector}}}[{window}])))")
+
+    def interleaving(self, window: str) -> tuple[str, str]:
+        """Δ of each team against the rest (for two teams: Δ_AB) and the half-width of its
+        95 % interval, per application and variant (collector/interleaving.py), clustered by
+        client: the score of team a in unit bucket b is y_b = wins_a,b + ties_b / 2 of n_b =
+        contests_b, and Δ + ½ = Σy / Σn with the buckets' variance (experiment_stats.py),
+        expanded as Σy² − 2p·Σyn + p²·Σn² (a bucket where a team won nothing has no series)."""
+        sel = self.profile.deployment.selector
+        design = self.profile.experiments
+        factor = design.unit_buckets / (design.unit_buckets - 1)
+        in_bucket = "on (application, variant, unit_bucket) group_left"
+        by = "on (application, variant) group_left"
+        wins = self._add(
+            f"application_variant_team_bucket:searchpulse_experiment_interleaving_wins:"
+            f"increase{window}",
+            f"sum by (application, variant, team, unit_bucket) (increase("
+            f"{d.EXPERIMENT_INTERLEAVING_WINS.name}{{{sel}}}[{window}]))")
+        ties = self._add(
+            f"application_variant_bucket:searchpulse_experiment_interleaving_ties:"
+            f"increase{window}",
+            f"sum by (application, variant, unit_bucket) (increase("
+            f"{d.EXPERIMENT_INTERLEAVING_TIES.name}{{{sel}}}[{window}]))")
+        contests_b = self._add(
+            f"application_variant_bucket:searchpulse_experiment_interleaving_contests:"
+            f"increase{window}",
+            f"sum by (application, variant, unit_bucket) ({wins}) + {ties}")
+        score = self._add(
+            f"application_variant_team_bucket:searchpulse_experiment_interleaving_score:"
+            f"increase{window}", f"{wins} + {in_bucket} {ties} / 2")
+        contests = self._add(
+            f"application_variant:searchpulse_interleaving_contests:increase{window}",
+            f"sum by (application, variant) ({contests_b}) > 0")
+        preference = self._add(
+            f"application_variant_team:searchpulse_interleaving_preference:ratio_increase{window}",
+            f"sum by (application, variant, team) ({score}) / {by} {contests} - 0.5")
+        share = f"({preference} + 0.5)"
+        spread = (f"sum by (application, variant, team) ({score} ^ 2) - 2 * {share} * sum by "
+                  f"(application, variant, team) ({score} * {in_bucket} {contests_b}) + "
+                  f"{share} ^ 2 * {by} sum by (application, variant) ({contests_b} ^ 2)")
+        interval = self._add(
+            f"application_variant_team:searchpulse_interleaving_preference_interval:"
+            f"ratio_increase{window}",
+            f"{design.t!r} * sqrt(clamp_min({factor!r} * ({spread}) / {by} {contests} ^ 2, 0))")
+        return preference, interval
+
+    def variant_count(self, count: str, window: str) -> str:
+        """A count per application and experiment variant (every variant but none and
+        other): its increase over the window."""
+        return self._count_of("application_variant", count, window, lambda c: (
+            c, COUNTS[c].sample, ',variant!~"none|other"'))
+
+    def variant_ratio(self, ratio: str, window: str) -> str:
+        """A ratio per application and experiment variant over the window."""
+        numerator, denominator = RATIOS[ratio].numerator, RATIOS[ratio].denominator
+        above = self.variant_count(numerator, window)
+        below = self.variant_count(denominator, window)
+        return self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
+                         f"{above} / ({below} > 0)")
+
+    # -- experiments at the unit of randomization (collector/experiment_stats.py) ------------
+    def bucket_count(self, count: str, window: str) -> str:
+        """An experiment count per application, variant and unit bucket (collector/units.py)
+        over the window."""
+        return self._count_of("application_variant_bucket", count, window, lambda c: (
+            f"experiment_{c}", f"{d.PREFIX}experiment_{c}_total", ""))
+
+    def _count_of(self, level: str, count: str, window: str,
+                  source: Callable[[str], tuple[str, str, str]]) -> str:
+        """``count``'s increase over the window summed by ``level``; ``source(count)`` gives
+        its recorded name, its counter and extra matchers. Searches with results are derived:
+        searches − zero-result searches of the same level."""
+        name = f"{level}:searchpulse_{source(count)[0]}:increase{window}"
+        if COUNTS[count].difference:
+            whole, part = (self._count_of(level, c, window, source)
+                           for c in COUNTS[count].difference)
+            return self._add(name, f"{whole} - {part}")
+        _, counter, matchers = source(count)
+        return self._add(name, f"sum by ({LEVELS[level]}) (increase({counter}"
+                               f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
+
+    def experiment_count(self, count: str, window: str) -> str:
+        """An experiment count per application and variant: the sum of its buckets."""
+        return self._add(f"application_variant:searchpulse_experiment_{count}:increase{window}",
+                         f"sum by (application, variant) ({self.bucket_count(count, window)})")
+
+    def clustered(self, rate: Rate, window: str) -> tuple[str, str, str, str]:
+        """(rate, variance, 95 % low, 95 % high) per application and variant: R = Σy / Σn over
+        the unit buckets, Var = B/(B−1) · Σ_b (y_b − R·n_b)² / (Σn)², R ± t·√Var (t: Student,
+        B − 1 degrees of freedom)."""
+        design = self.profile.experiments
+        factor = design.unit_buckets / (design.unit_buckets - 1)
+        y = self.bucket_count(BUCKET_COUNT_NAMES[rate.numerator], window)
+        n = self.bucket_count(BUCKET_COUNT_NAMES[rate.denominator], window)
+        total = self.experiment_count(BUCKET_COUNT_NAMES[rate.denominator], window)
+        above = self.experiment_count(BUCKET_COUNT_NAMES[rate.numerator], window)
+        name = f"application_variant:searchpulse_{rate.ratio}"
+        ratio = self._add(f"{name}:ratio_increase{window}", f"{above} / ({total} > 0)")
+        variance = self._add(
+            f"{name}:clustered_variance_increase{window}",
+            f"{factor!r} * sum by (application, variant) (({y} - {n} * on (application, "
+            f"variant) group_left {ratio}) ^ 2) / {total} ^ 2")
+        half = f"{design.t!r} * sqrt({variance})"
+        low = self._add(f"{name}:clustered_low_increase{window}", f"{ratio} - {half}")
+        high = self._add(f"{name}:clustered_high_increase{window}", f"{ratio} + {half}")
+        return ratio, variance, low, high
+
+    def difference(self, rate: Rate, window: str) -> tuple[str, str, str]:
+        """(difference, 95 % low, 95 % high) of each variant's rate from the control's, per
+        application: d = R_v − R_c, Var(d) = Var(R_v) + Var(R_c), d ± t·√Var(d)."""
+        design = self.profile.experiments
+        control, others = (f'{{variant="{design.control_variant}"}}',
+                           f'{{variant!="{design.control_variant}"}}')
+        ratio, variance, _, _ = self.clustered(rate, window)
+        name = f"application_variant:searchpulse_{rate.ratio}"
+        value = self._add(f"{name}:difference_increase{window}",
+                          f"{ratio}{others} - on (application) group_left {ratio}{control}")
+        half = (f"{design.t!r} * sqrt({variance}{others} + on (application) group_left "
+                f"{variance}{control})")
+        low = self._add(f"{name}:difference_low_increase{window}", f"{value} - {half}")
+        high = self._add(f"{name}:difference_high_increase{window}", f"{value} + {half}")
+        return value, low, high
+
+    def sample_ratio(self) -> tuple[str, str, str]:
+        """(χ² per application, units per application, variants tested per application) of
+        the units against the designed split (experiments.split, renormalized over the
+        designed variants present) or an equal split of the variants present."""
+        design = self.profile.experiments
+        units = self._add("application_variant:searchpulse_experiment_units:sum",
+                          f"sum by (application, variant) ({d.EXPERIMENT_UNITS.name}"
+                          f"{{{self.profile.deployment.selector}}})")
+        shares = (" or ".join(f'{units}{{variant="{variant}"}} * 0 + {share!r}'
+                              for variant, share in design.split)
+                  if design.split else f"{units} * 0 + 1")
+        share = self._add("application_variant:searchpulse_experiment_design_share:ratio",
+                          shares)
+        total = self._add("application:searchpulse_experiment_units:sum",
+                          f"sum by (application) ({units} and {share})")
+        expected = self._add(
+            "application_variant:searchpulse_experiment_units_expected:sum",
+            f"{share} / on (application) group_left () (sum by (application) ({share}) > 0) * on "
+            f"(application) group_left {total}")
+        chi2 = self._add("application:searchpulse_experiment_sample_ratio_chi2:sum",
+                         f"sum by (application) (({units} - {expected}) ^ 2 / ({expected} > 0))")
+        return chi2, total, f"count by (application) ({share})"
+
+    def baseline(self, name: str) -> str:
+        """The median of the same window 1, 2 and 3 weeks ago (of those that exist)."""
+        offsets = " or ".join(
+            f'label_replace({name} offset {offset}, "baseline_offset", "{offset}", "", "")'
+            for offset in self.profile.windows.baseline_offsets)
+        return self._add(baseline_name(name),
+                         f"quantile by (application) (0.5, {offsets})")
+
+
+@dataclass(frozen=True)
+class Built:
+    """What an alert's builder returns: the expression, its texts and where it links."""
+
+    expr: str
+    summary: str
+    description: str
+    panel: str
+    kind: str = "quality"
+    dashboard: str = OVERVIEW_DASHBOARD
+    per_application: bool = True
+
+
+Builder = Callable[[Profile, AlertRow, Recordings], Built]
+BUILDERS: dict[str, Builder] = {}
+
+
+def builds(name: str) -> Callable[[Builder], Builder]:
+    def register(builder: Builder) -> Builder:
+        BUILDERS[name] = builder
+        return builder
+    return register
+
+
+def guarded(rec: Recordings, condition: str, window: str, minimum: int,
+             baseline_minimum: bool = False, traffic: str = "searches") -> str:
+    """Adds the minimum-traffic guard (and for baseline alerts: enough baseline traffic);
+    ``traffic``: the recorded count that must reach ``minimum`` in ``window``."""
+    searches = rec.count("application", traffic, window)
+    expr = f"({condition})\nand on (application) {searches} * {seconds(window)} >= {minimum}"
+    if baseline_minimum:
+        expr += (f"\nand on (application) {rec.baseline(searches)} * {seconds(window)} "
+                 f">= {minimum}")
+    return expr
+
+
+def baseline_text(name: str, fmt: str = "humanizePercentage") -> str:
+    return (f'{{{{ with printf "{baseline_name(name)}{{application=%q}}" $labels.application '
+            f"| query }}}}{{{{ . | first | value | {fmt} }}}}{{{{ else }}}}none yet{{{{ end }}}}")
+
+
+def weeks_ago(profile: Profile) -> str:
+    return ", ".join(profile.windows.baseline_offsets) + " earlier"

@@ -1,0 +1,76 @@
+"""Every error class of searchpulse, in one place, each saying what is unusable.
+
+The CLI turns them into exit codes (collector/cli.py ``main`` and the commands' handlers;
+tests/collector/test_cli_errors.py pins every case): a setting, an argument or a file of
+settings that is unusable is a usage or configuration error (exit 2), an input that cannot be
+read to its end is exit 3, a regression found by ``evaluate``'s gate is exit 4. Each message
+names the key, the file or the line, so the one line the CLI prints is enough to fix it.
+Modules raise them from here; the modules they were first written in still export them.
+"""
+
+from __future__ import annotations
+
+
+# raised by collector/config.py
+class ConfigError(ValueError):
+    """A setting is unknown, malformed or inconsistent; the message names the key."""
+
+
+# raised by collector/http.py
+class WebConfigError(ConfigError):
+    """The web configuration file is unusable; the message names the file and the key."""
+
+
+# raised by collector/strata.py
+class StrataError(ValueError):
+    """The strata CSV or titles file is unusable; the message names the file and line."""
+
+
+# raised by collector/query_store.py
+class StoreError(ValueError):
+    """The store is unusable (bad URL, unreachable, not a database); the message names it."""
+
+
+# raised by collector/sources/files.py
+class InputError(OSError):
+    """An input could not be read to its end; the message names it."""
+
+
+# raised by collector/sources/files.py
+class InputMismatch(ValueError):
+    """An input's records differ from the ones expected at a position (the message says)."""
+
+
+# raised by collector/events.py
+class Rejected(Exception):
+    """The record cannot be used; ``reason`` is a bounded label value, ``detail`` is for people."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+
+# raised by feedback/measures.py
+class MeasureError(ValueError):
+    """A measure name ir_measures cannot parse, or one nothing here can compute."""
+
+
+# raised by feedback/gate.py
+class GateError(ValueError):
+    """A gate rule that cannot be read; the message names the rule and what is wrong."""
+
+
+# raised by feedback/judgments.py
+class JudgmentsError(ValueError):
+    """A judgments, topics or run file is unusable; the message names the file and line."""
+
+
+# raised by feedback/clicks_job.py
+class ClicksError(ValueError):
+    """The store or a previous curve is unusable; the message names it."""
+
+
+# raised by feedback/job.py
+class FeedbackError(ValueError):
+    """The job cannot run on this input (an empty period, an unusable argument)."""
