@@ -479,7 +479,8 @@ class PostgresStore(QueryStore):
         self.errors = (psycopg.Error,)
         try:
             db = psycopg.connect(url, connect_timeout=10, autocommit=True)
-        except psycopg.Error as error:
+        except (psycopg.Error, UnicodeError) as error:  # psycopg resolves host names itself:
+            # one IDNA cannot encode (".", a label over 63 characters) raises UnicodeError
             raise _failure(url, error) from None
         super().__init__(url, db, (*_schema("BIGINT", "DOUBLE PRECISION", ""), _PG_MERGE),
                          items_per_flush, read_only, retention_days)

@@ -51,6 +51,7 @@ CASES = [
     (["replay", "LOG", "--metrics-out", "FILE/final.prom"], 2, "--metrics-out"),
     (["replay", "LOG", "--dlq", "DIR"], 2, "--dlq"),
     (["replay", "LOG", "--store", "mysql://db"], 2, "store.url"),
+    (["replay", "LOG", "--store", "postgresql://alice:pw@./db"], 2, "idna"),  # no host name
     (["replay", "LOG", "--strata-file", "DIR/missing.csv"], 2, "strata.file"),
     (["replay", "LOG", "--set", "windows.abandonment_s"], 2, "--set"),
     (["replay", "LOG", "--set", "windows.abandonment_s=soon"], 2, "windows.abandonment_s"),
