@@ -73,16 +73,26 @@ def render(engine: Engine, elapsed: float, port: int) -> list[str]:
     return lines
 
 
-def _interrupt(number: int, _frame: object) -> None:
-    raise KeyboardInterrupt(signal.Signals(number).name)
-
-
-def _stop_on_signals() -> None:
+class _StopRequest:
     """Ctrl-C (SIGINT) and SIGTERM end the demo with its final summary and flush, even when
-    it was started with SIGINT ignored (a background job of a script, some CI runners):
-    Python then leaves SIGINT ignored instead of raising KeyboardInterrupt."""
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
+    it was started with SIGINT ignored (a background job of a script, some CI runners:
+    Python then leaves SIGINT ignored instead of raising KeyboardInterrupt). The first signal
+    only asks the loop to stop between two records (within the simulator's 0.5 s tick):
+    raised inside ``Engine.process`` it could leave a search half-buffered (the engine's
+    bookkeeping of it without its record). A second signal interrupts whatever runs, the
+    final flush included."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def install(self) -> None:
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, number: int, _frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt(signal.Signals(number).name)
+        self.requested = True
 
 
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
@@ -113,11 +123,14 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
     if engine.examination is not None:
         registry.register(ExaminationCollector(engine.examination))
     server = MetricsServer.from_config(Exposition(engine.view, registry).render, config).start()
-    _stop_on_signals()
+    stop = _StopRequest()
+    stop.install()
     view = LiveView(out)
     started = last = time.monotonic()
     try:
         for count, raw in enumerate(Simulator(spec).paced(speed, duration_s, tick_s=0.5)):
+            if stop.requested:
+                break
             if raw is None:  # waiting for traffic: an idle source (event time = wall × speed)
                 engine.idle((time.monotonic() - last) * speed)
                 view.maybe_draw(engine, started, server.port)
@@ -128,8 +141,6 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
                 view.maybe_draw(engine, started, server.port)
                 if writer is not None and writer.due(stats):
                     writer.flush(stats)
-    except KeyboardInterrupt:
-        pass
     finally:
         engine.close()
         view.maybe_draw(engine, started, server.port, force=True)

@@ -539,7 +539,10 @@ class Engine:
                         outcome = on_event(rec, ts)
                         if outcome == acc.ORPHAN:
                             found = pending.get(key)
-                            if found is not None:  # stamped before its search, still buffered
+                            # stamped before its search, still buffered; once moved to the
+                            # search's time and still an orphan, the search is not coming
+                            # (its entry was never buffered): dead-lettered, not moved again
+                            if found is not None and found[0] != ts:
                                 self.stats.retimed[acc.BEFORE_SEARCH] += 1
                                 search = found[0]
                                 entry = (search, kind, key, raw, next(self.arrival), rec)

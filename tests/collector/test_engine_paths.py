@@ -5,6 +5,7 @@ every record). Each shortcut is switched off by patching it back to the plain pa
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -102,3 +103,26 @@ def test_every_exposure_case_and_late_swept_deadline_has_its_outcome():
                                   "zero_result_exits")} == {
         "searches": 6, "clicks": 1, "clicked_searches": 1, "reformulated_searches": 1,
         "abandoned_searches": 4, "zero_result_exits": 1}
+
+
+def test_a_search_interrupted_while_buffered_cannot_hold_its_events_for_ever():
+    """A signal raised between the engine's bookkeeping of a buffered search and the buffering
+    of its record (the demo once raised KeyboardInterrupt there) left an event moved to its
+    search's time again and again: `close` never returned. Now the event that finds no search
+    at the search's own time is an orphan, dead-lettered."""
+    ubi = UBI()
+    records = [ubi.query(f"f{i}", f"filler {i % 50}", i, client=f"f{i}") for i in range(1099)]
+    interrupted = ubi.query("s1", "tent", 1099.5, client="a")
+    early = ubi.click("s1", 1098.0, client="a")  # stamped before its search
+    engine = Engine(load_config(environ={}, overrides={}), RecordingDeadLetters())
+    engine.process_all([*records, interrupted])
+    assert "s1" in engine.pending  # buffered: then its record is taken back out, as if the
+    for bucket in engine.buckets.values():  # signal had struck between the two steps
+        bucket[:] = [entry for entry in bucket if entry[2] != "s1"]
+    engine.process(early)
+    closing = threading.Thread(target=engine.close, daemon=True)
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive(), "close() still moving the event to its search"
+    assert [json.loads(raw)["query_id"] for raw, _, _ in engine.dead_letters.letters] == ["s1"]
+    assert engine.dead_letters.reasons == ["orphan"]
