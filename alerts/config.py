@@ -237,51 +237,71 @@ _BOUNDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 def check(profile: Profile) -> None:
     """Rejects a profile whose rows, windows or thresholds are impossible or contradict each
     other; names the culprit."""
-    for item in fields(Thresholds):
-        valid, needs = _BOUNDS[item.name]
-        value = getattr(profile.thresholds, item.name)
-        if not valid(value):
-            raise ConfigError(f"alerts.thresholds.{item.name}: must be {needs}, got {value!r}")
-    if profile.thresholds.zero_result_rate_warning > profile.thresholds.zero_result_rate_critical:
-        raise ConfigError("alerts.thresholds.zero_result_rate_warning must not exceed "
-                          "alerts.thresholds.zero_result_rate_critical (the ticket is the "
-                          "slow burn below the page)")
+    _check_thresholds(profile.thresholds)
     for offset in profile.windows.baseline_offsets:
         if not _DURATION.fullmatch(offset):
             raise ConfigError(f"alerts.windows.baseline_offsets: {offset!r} is not a duration "
                               "like 1w")
-    for item in fields(Routing):
-        if not _DURATION.fullmatch(getattr(profile.routing, item.name)):
-            raise ConfigError(f"alerts.routing.{item.name}: not a duration like 5m, got "
-                              f"{getattr(profile.routing, item.name)!r}")
+    _check_durations("routing", profile.routing)
     for item in ("runbook_base", "grafana_base", "pager_url", "ticket_url"):
         url = getattr(profile.deployment, item)
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"alerts.deployment.{item}: expected an http(s):// URL, got "
                               f"{url!r}")
-    w = profile.windows
+    _check_window_pairs(profile.windows)
+    _check_durations("durations", profile.durations)
+    for row in profile.alerts:
+        _check_row(row, profile.durations)
+
+
+def _check_thresholds(thresholds: Thresholds) -> None:
+    """Each threshold within its bounds (``_BOUNDS``), and the zero-result ticket below its
+    page."""
+    for item in fields(Thresholds):
+        valid, needs = _BOUNDS[item.name]
+        value = getattr(thresholds, item.name)
+        if not valid(value):
+            raise ConfigError(f"alerts.thresholds.{item.name}: must be {needs}, got {value!r}")
+    if thresholds.zero_result_rate_warning > thresholds.zero_result_rate_critical:
+        raise ConfigError("alerts.thresholds.zero_result_rate_warning must not exceed "
+                          "alerts.thresholds.zero_result_rate_critical (the ticket is the "
+                          "slow burn below the page)")
+
+
+def _check_durations(section: str, settings: Routing | Durations) -> None:
+    """Every field of a section made only of durations is one Prometheus reads."""
+    for item in fields(settings):
+        if not _DURATION.fullmatch(getattr(settings, item.name)):
+            raise ConfigError(f"alerts.{section}.{item.name}: not a duration like 5m, got "
+                              f"{getattr(settings, item.name)!r}")
+
+
+def _check_window_pairs(windows: Windows) -> None:
+    """The page's and the ticket's windows are durations, the short one shorter than the
+    long one (a multiwindow alert whose short window is not shorter reads the same range
+    twice)."""
     for key in ("page", "ticket"):
-        short, long = w.pair(key)
+        short, long = windows.pair(key)
         for name, value in ((f"{key}_short", short), (f"{key}_long", long)):
             if not _DURATION.fullmatch(value):
                 raise ConfigError(f"alerts.windows.{name}: not a duration like 5m, got {value!r}")
         if seconds(short) >= seconds(long):
             raise ConfigError(f"alerts.windows.{key}_short ({short}) must be shorter than "
                               f"alerts.windows.{key}_long ({long})")
-    for item in fields(Durations):
-        if not _DURATION.fullmatch(getattr(profile.durations, item.name)):
-            raise ConfigError(f"alerts.durations.{item.name}: not a duration like 5m, got "
-                              f"{getattr(profile.durations, item.name)!r}")
-    for row in profile.alerts:
-        where = f"alert {row.name} ({row.severity})"
-        for attribute in ("for_", "keep_firing_for"):
-            if not hasattr(profile.durations, getattr(row, attribute)):
-                raise ConfigError(f"{where}: {attribute} names no alerts.durations setting, got "
-                                  f"{getattr(row, attribute)!r}")
-        expected = _SEVERITY_WINDOWS[row.severity]
-        if row.windows not in ("none", expected) and not row.windows_because:
-            raise ConfigError(f"{where}: a {row.severity} alert reads the {expected} windows, "
-                              f"not the {row.windows} windows, unless windows_because says why")
+
+
+def _check_row(row: AlertRow, durations: Durations) -> None:
+    """An alert row's durations name settings, and it reads its severity's windows unless it
+    says why not."""
+    where = f"alert {row.name} ({row.severity})"
+    for attribute in ("for_", "keep_firing_for"):
+        if not hasattr(durations, getattr(row, attribute)):
+            raise ConfigError(f"{where}: {attribute} names no alerts.durations setting, got "
+                              f"{getattr(row, attribute)!r}")
+    expected = _SEVERITY_WINDOWS[row.severity]
+    if row.windows not in ("none", expected) and not row.windows_because:
+        raise ConfigError(f"{where}: a {row.severity} alert reads the {expected} windows, "
+                          f"not the {row.windows} windows, unless windows_because says why")
 
 
 # ----------------------------------------------------------------------------- settings

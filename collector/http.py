@@ -65,15 +65,7 @@ class WebConfig:
 
     @classmethod
     def load(cls, path: str) -> WebConfig:
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise WebConfigError(f"web config {path}: {error}") from None
-        if not isinstance(data, dict):
-            raise WebConfigError(f"web config {path}: expected a mapping")
-        unknown = set(data) - {"tls_server_config", "basic_auth_users"}
-        if unknown:
-            raise WebConfigError(f"web config {path}: unsupported keys {sorted(unknown)}")
+        data = _web_config_mapping(path)
         tls = data.get("tls_server_config") or {}
         users = data.get("basic_auth_users") or {}
         if tls and not (tls.get("cert_file") and tls.get("key_file")):
@@ -87,6 +79,21 @@ class WebConfig:
         return cls(str(base / tls["cert_file"]) if tls else "",
                    str(base / tls["key_file"]) if tls else "",
                    {str(u): str(h).replace("$2y$", "$2b$", 1).encode() for u, h in users.items()})
+
+
+def _web_config_mapping(path: str) -> dict[str, Any]:
+    """The web config file's YAML mapping, holding only the keys we implement: an exporter
+    option we ignored silently (http_server_config, say) would be a setting that does nothing."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise WebConfigError(f"web config {path}: {error}") from None
+    if not isinstance(data, dict):
+        raise WebConfigError(f"web config {path}: expected a mapping")
+    unknown = set(data) - {"tls_server_config", "basic_auth_users"}
+    if unknown:
+        raise WebConfigError(f"web config {path}: unsupported keys {sorted(unknown)}")
+    return data
 
 
 def listen_address(value: str) -> tuple[str, int]:

@@ -79,46 +79,79 @@ def quality_text(series: list[QualitySeries]) -> bytes:
     them (labels sorted by name, values as Go floats)."""
     base = [f'application="{_escape(s.application)}",stratum="{_escape(s.stratum)}",'
             f'variant="{_escape(s.variant)}"' for s in series]
+    labelled = list(zip(series, base, strict=True))
     lines: list[str] = []
     add = lines.append
+    _counter_lines(add, labelled)
+    _reformulation_lines(add, series)
+    for family in d.QUALITY_HISTOGRAMS:
+        _histogram_lines(add, family, labelled)
+    _judged_lines(add, labelled)
+    _interleaving_lines(add, labelled)
+    return "".join(lines).encode()
+
+
+_Labelled = list[tuple[QualitySeries, str]]
+"""Each series with its application, stratum and variant labels, written once per scrape."""
+
+
+def _counter_lines(add: Callable[[str], None], labelled: _Labelled) -> None:
+    """One sample per series of each plain quality counter, zeros included."""
     for family in d.QUALITY_COUNTERS:
         name, attribute = _header(add, family)
-        for s, labels in zip(series, base, strict=True):
+        for s, labels in labelled:
             add(f"{name}{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
+
+
+def _reformulation_lines(add: Callable[[str], None], series: list[QualitySeries]) -> None:
+    """The reformulated-searches counter, one sample per series and kind (``kind`` sorts between
+    ``application`` and ``stratum``, so the labels are written around it)."""
     name, _ = _header(add, d.REFORMULATED_SEARCHES)
     for s in series:
         head = f'application="{_escape(s.application)}",kind="'
         tail = f'",stratum="{_escape(s.stratum)}",variant="{_escape(s.variant)}"'
         for kind in REFORMULATION_KINDS:
             add(f"{name}{{{head}{kind}{tail}}} {floatToGoString(s.reformulated[kind])}\n")
-    for family in d.QUALITY_HISTOGRAMS:
-        name, attribute = _header(add, family)
-        for s, labels in zip(series, base, strict=True):
-            buckets = getattr(s, attribute)
-            if not buckets.count:  # a never-observed histogram adds 15 samples and no data
-                continue
-            head = f'{name}_bucket{{application="{_escape(s.application)}",le="'
-            tail = f'",stratum="{_escape(s.stratum)}",variant="{_escape(s.variant)}"}} '
-            running = 0
-            for bound, count in zip(buckets.bounds, buckets.counts, strict=False):
-                running += count
-                add(f"{head}{floatToGoString(bound)}{tail}{floatToGoString(running)}\n")
-            running += buckets.counts[-1]
-            add(f"{head}+Inf{tail}{floatToGoString(running)}\n")
-            add(f"{name}_count{{{labels}}} {floatToGoString(running)}\n")
-            add(f"{name}_sum{{{labels}}} {floatToGoString(buckets.sum)}\n")
+
+
+def _histogram_lines(add: Callable[[str], None], family: Family, labelled: _Labelled) -> None:
+    """A histogram's cumulative buckets, count and sum per series that observed anything."""
+    name, attribute = _header(add, family)
+    for s, labels in labelled:
+        buckets: Buckets = getattr(s, attribute)
+        if not buckets.count:  # a never-observed histogram adds 15 samples and no data
+            continue
+        head = f'{name}_bucket{{application="{_escape(s.application)}",le="'
+        tail = f'",stratum="{_escape(s.stratum)}",variant="{_escape(s.variant)}"}} '
+        running = 0
+        for bound, count in zip(buckets.bounds, buckets.counts, strict=False):
+            running += count
+            add(f"{head}{floatToGoString(bound)}{tail}{floatToGoString(running)}\n")
+        running += buckets.counts[-1]
+        add(f"{head}+Inf{tail}{floatToGoString(running)}\n")
+        add(f"{name}_count{{{labels}}} {floatToGoString(running)}\n")
+        add(f"{name}_sum{{{labels}}} {floatToGoString(buckets.sum)}\n")
+
+
+def _judged_lines(add: Callable[[str], None], labelled: _Labelled) -> None:
+    """The judged-relevance summaries and the debiased clicks, only for series that have any
+    (most applications have no judgment set, and most searches no judged click)."""
     for family in d.QUALITY_JUDGED:
         name, attribute = _header(add, family)
-        for s, labels in zip(series, base, strict=True):
+        for s, labels in labelled:
             if s.judged_searches:
                 add(f"{name}_count{{{labels}}} {floatToGoString(s.judged_searches)}\n")
                 add(f"{name}_sum{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
     name, _ = _header(add, d.DEBIASED_CLICKS)
-    for s, labels in zip(series, base, strict=True):
+    for s, labels in labelled:
         if s.debiased_clicks:
             add(f"{name}{{{labels}}} {floatToGoString(s.debiased_clicks)}\n")
-    interleaved = [(s, labels) for s, labels in zip(series, base, strict=True)
-                   if s.interleaving_wins is not None]
+
+
+def _interleaving_lines(add: Callable[[str], None], labelled: _Labelled) -> None:
+    """Wins per team, ties and unattributed clicks, only for series that run an interleaving
+    experiment (``interleaving_wins`` is None elsewhere)."""
+    interleaved = [(s, labels) for s, labels in labelled if s.interleaving_wins is not None]
     name, _ = _header(add, d.INTERLEAVING_WINS)
     for s, _ in interleaved:
         head = f'application="{_escape(s.application)}",stratum="{_escape(s.stratum)}",team="'
@@ -129,7 +162,6 @@ def quality_text(series: list[QualitySeries]) -> bytes:
         name, attribute = _header(add, family)
         for s, labels in interleaved:
             add(f"{name}{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
-    return "".join(lines).encode()
 
 
 def experiment_text(experiments: list[ExperimentUnits]) -> bytes:

@@ -285,11 +285,35 @@ class QueryStore:
         transaction; rows older than ``retention_days`` before the newest day written are
         deleted in it."""
         days: dict[int, str] = {}
+        values = self._row_values(rows, days)
+        cutoff = day_name(max(days) - self.retention_days) if days else ""
+        expire = bool(self.retention_days) and cutoff > self._expired_before
+        try:
+            with self._transaction():
+                cursor = self.db.cursor()
+                if values:
+                    cursor.executemany(self._sql["rows"], values)
+                    cursor.executemany(self._sql["day"], [(day,) for day in days.values()])
+                if expire:
+                    # by the data's own time, not the wall clock: a replay of an old log
+                    # keeps what it writes
+                    cursor.execute(self._sql["expire"], (cutoff,))
+                    cursor.execute(self._sql["expire_days"], (cutoff,))
+                self._write_positions(cursor, offsets, group, inputs)
+        except self.errors as error:
+            raise _failure(self.url, error) from None
+        if expire:
+            self._expired_before = cutoff
+
+    def _row_values(self, rows: Iterable[tuple[Key, QueryRow]], days: dict[int, str]
+                    ) -> list[tuple[Any, ...]]:
+        """Each row as the insert's parameters, its item counts cut to ``items_per_flush``;
+        ``days`` collects the day names written (each named once)."""
         keep = self.items_per_flush
         clients = keep["clients"]
         shown, clicked, reformulations, _, shown_at, clicked_at = (keep[c] for c in _ITEMS)
         counts = attrgetter(*_COLUMNS)  # one C call per row for every count
-        values = [
+        return [
             (application, query, days.get(day) or days.setdefault(day, day_name(day)),
              *counts(row), top_items(row.shown, shown),
              top_items(row.clicked_documents, clicked),
@@ -297,29 +321,18 @@ class QueryStore:
              top_items(row.shown_at, shown_at), top_items(row.clicked_at, clicked_at),
              min(len(row.clients), clients))
             for (day, application, query), row in rows]
-        try:
-            with self._transaction():
-                cursor = self.db.cursor()
-                if values:
-                    cursor.executemany(self._sql["rows"], values)
-                    cursor.executemany(self._sql["day"], [(day,) for day in days.values()])
-                cutoff = day_name(max(days) - self.retention_days) if days else ""
-                if self.retention_days and cutoff > self._expired_before:
-                    # by the data's own time, not the wall clock: a replay of an old log
-                    # keeps what it writes
-                    cursor.execute(self._sql["expire"], (cutoff,))
-                    cursor.execute(self._sql["expire_days"], (cutoff,))
-                if offsets:
-                    cursor.executemany(self._sql["offsets"], [
-                        (group, topic, partition, safe, high)
-                        for (topic, partition), (safe, high) in offsets.items()])
-                marks = [(*mark[:-1], int(mark.complete)) for mark in inputs]
-                if marks:
-                    cursor.executemany(self._sql["inputs"], marks)
-        except self.errors as error:
-            raise _failure(self.url, error) from None
-        if self.retention_days and cutoff > self._expired_before:
-            self._expired_before = cutoff
+
+    def _write_positions(self, cursor: Any, offsets: Offsets | None, group: str,
+                         inputs: Iterable[InputMark]) -> None:
+        """The Kafka offsets or the input positions the rows cover, in the rows' transaction:
+        a restart resumes exactly where the stored counts end."""
+        if offsets:
+            cursor.executemany(self._sql["offsets"], [
+                (group, topic, partition, safe, high)
+                for (topic, partition), (safe, high) in offsets.items()])
+        marks = [(*mark[:-1], int(mark.complete)) for mark in inputs]
+        if marks:
+            cursor.executemany(self._sql["inputs"], marks)
 
     def _transaction(self) -> Any:
         return self.db  # sqlite3: the connection's context manager commits or rolls back

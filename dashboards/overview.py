@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard
+from grafana_foundation_sdk.cog.builder import Builder
+from grafana_foundation_sdk.models.dashboard import Panel
 
 from alerts.config import Profile, percentile
 from alerts.rules import PANELS
@@ -35,9 +37,6 @@ def red_above(limit: float):
 def build(profile: Profile):
     """The overview of ``profile``'s deployment: its headline row reads the recording rules of
     the paging short window and draws the thresholds its alerts page at."""
-    t = profile.thresholds
-    window = f"over {profile.windows.page_short}, all collectors (recording rule)"
-    latency = percentile(t.latency_quantile)
     overview = (board(UID, "Search quality — overview",
                       "Online search quality from UBI events: rates, breakdowns, alerts.")
                 .refresh("30s").time("now-6h", "now")
@@ -47,6 +46,21 @@ def build(profile: Profile):
                          .datasource(DATASOURCE).enable(True).icon_color("red")
                          .expr(q.ALERT_ANNOTATIONS)))
     overview = variables(overview)
+    # grid rows: the headline (0-12), the rates by application and stratum (12-52), clicks
+    # (52-60), judged relevance (60-68)
+    for panel in (*_headline_panels(profile), *_breakdown_panels(top=12),
+                  *_click_panels(top=52), *_judged_panels(top=60)):
+        overview = overview.with_panel(panel)
+    return overview
+
+
+def _headline_panels(profile: Profile) -> list[Builder[Panel]]:
+    """The stats on-call reads first, with the thresholds the alerts page at; the firing alerts
+    and the top zero-result queries beside them."""
+    t = profile.thresholds
+    window = f"over {profile.windows.page_short}, all collectors (recording rule)"
+    latency = percentile(t.latency_quantile)
+    panels: list[Builder[Panel]] = []
     steps = {d.ZERO_RESULT_RATE: (" Red at the paging objective.",
                                   red_above(t.zero_result_rate_critical))}
     headline = [
@@ -61,68 +75,84 @@ def build(profile: Profile):
          q.SEARCHES_PER_S, None),
     ]
     for column, (panel_id, title, description, unit, expr, steps) in enumerate(headline):
-        overview = overview.with_panel(stat_panel(panel_id, title, description, unit, expr,
-                                            (4, 4, 4 * column, 0), steps))
-    overview = overview.with_panel(stat_panel(
+        panels.append(stat_panel(panel_id, title, description, unit, expr,
+                                 (4, 4, 4 * column, 0), steps))
+    panels.append(stat_panel(
         PANELS["known_item_zero_result_rate"], "Known-item zero-result rate",
         "Zero-result rate of known-item searches (SKUs, ISBNs, exact titles) per application.",
         "percentunit", q.KNOWN_ITEM_ZERO_RESULT, (4, 8, 0, 4),
         red_above(t.known_item_zero_result_rate_critical)))
-    overview = overview.with_panel(stat_panel(
+    panels.append(stat_panel(
         9, "Firing alerts", "searchpulse alerts firing now.", "short", q.FIRING_ALERTS,
         (4, 4, 8, 4), red_above(1)))
-    overview = overview.with_panel(table_panel(
+    panels.append(table_panel(
         10, "Top zero-result queries", "The most frequent zero-result queries per application "
         "over the last 15 minutes of event time: only queries no personal-data detector fires "
         "on and that at least 3 distinct clients typed (the rest is counted in "
         "searchpulse_top_zero_result_queries_withheld).", "short",
         q.TOP_ZERO_RESULT_QUERIES, (8, 12, 12, 4)))
-    row = 12
+    return panels
+
+
+def _breakdown_panels(top: int) -> list[Builder[Panel]]:
+    """Each quality rate per application (with the same time a week ago), then the first four
+    per query stratum, from grid row ``top``."""
+    panels: list[Builder[Panel]] = []
     for panel_id, rate in enumerate(d.QUALITY_RATES, start=11):
         expr = q.ratio(rate, "application")
-        overview = overview.with_panel(series_panel(
+        panels.append(series_panel(
             panel_id, f"{rate.title} by application",
             f"{rate.title} per application, with the same time a week ago.", rate.unit,
             _with_last_week(expr, "{{application}}"),
-            (8, 12, 12 * ((panel_id - 11) % 2), row + 8 * ((panel_id - 11) // 2))))
-    row += 24
+            (8, 12, 12 * ((panel_id - 11) % 2), top + 8 * ((panel_id - 11) // 2))))
+    row = top + 24  # below three rows of two rate panels
     for panel_id, rate in enumerate(d.QUALITY_RATES[:4], start=16):
-        overview = overview.with_panel(series_panel(
+        panels.append(series_panel(
             panel_id, f"{rate.title} by stratum", f"{rate.title} per query stratum.", rate.unit,
             [(q.ratio(rate, "stratum"), "{{stratum}}")],
             (8, 12, 12 * ((panel_id - 16) % 2), row + 8 * ((panel_id - 16) // 2))))
-    row += 16
-    overview = overview.with_panel(series_panel(
+    return panels
+
+
+def _click_panels(top: int) -> list[Builder[Panel]]:
+    """Zero results per variant, where first clicks land, and how soon, at grid row ``top``."""
+    panels: list[Builder[Panel]] = []
+    panels.append(series_panel(
         20, "Zero-result rate by variant", "Zero-result rate per experiment variant.",
         "percentunit", [(q.ratio(d.ZERO_RESULT_RATE, by="variant"), "{{variant}}")],
-        (8, 8, 0, row)))
-    overview = overview.with_panel(series_panel(
+        (8, 8, 0, top)))
+    panels.append(series_panel(
         21, "First click position", "Searches whose first click was at or above each "
         "position, per second (cumulative histogram buckets).", "reqps",
-        [(q.FIRST_CLICK_POSITION, "≤ {{le}}")], (8, 8, 8, row)))
-    overview = overview.with_panel(series_panel(
+        [(q.FIRST_CLICK_POSITION, "≤ {{le}}")], (8, 8, 8, top)))
+    panels.append(series_panel(
         22, "Time to first click (median) and MRR", "Median time from a search to its first "
         "click; MRR of first clicks on the right axis.", "s",
         [(q.TIME_TO_FIRST_CLICK, "median time to first click"), (q.MRR, "MRR")],
-        (8, 8, 16, row), right_axis=("MRR", "none")))
-    row += 8
+        (8, 8, 16, top), right_axis=("MRR", "none")))
+    return panels
+
+
+def _judged_panels(top: int) -> list[Builder[Panel]]:
+    """The judged relevance of what production showed, at grid row ``top``."""
+    panels: list[Builder[Panel]] = []
     judged = ("Over searches whose query is in the judgment set (judgments.file), the first "
               "page production showed: ")
-    overview = overview.with_panel(series_panel(
+    panels.append(series_panel(
         d.JUDGED_NDCG_MEAN.panel, "Judged NDCG@10 by application", judged + "mean NDCG@10 "
         "(gain 2^grade-1, ideal from every judged document), with the same time a week ago.",
         "none", _with_last_week(q.ratio(d.JUDGED_NDCG_MEAN, by="application"), "{{application}}"),
-        (8, 8, 0, row)))
-    overview = overview.with_panel(series_panel(
+        (8, 8, 0, top)))
+    panels.append(series_panel(
         d.JUDGED_COVERAGE_MEAN.panel, "Judged coverage@10 and judged traffic", judged + "share "
         "of the shown top 10 that has a grade (low: the judgment set is going stale); and "
         "the share of searches whose query is judged.", "percentunit",
         [(q.ratio(d.JUDGED_COVERAGE_MEAN, by="application"), "coverage@10 {{application}}"),
          (q.ratio(d.JUDGED_SHARE, by="application"), "judged searches {{application}}")],
-        (8, 8, 8, row)))
-    overview = overview.with_panel(series_panel(
+        (8, 8, 8, top)))
+    panels.append(series_panel(
         25, "Judged NDCG@10 and ERR@10 by stratum", judged + "mean NDCG@10 and ERR@10 per "
         "query stratum.", "none",
         [(q.ratio(d.JUDGED_NDCG_MEAN, by="stratum"), "NDCG@10 {{stratum}}"),
-         (q.ratio(d.JUDGED_ERR_MEAN, by="stratum"), "ERR@10 {{stratum}}")], (8, 8, 16, row)))
-    return overview
+         (q.ratio(d.JUDGED_ERR_MEAN, by="stratum"), "ERR@10 {{stratum}}")], (8, 8, 16, top)))
+    return panels

@@ -95,32 +95,39 @@ def _bias(rows: Sequence[Agreement], scale: int) -> str:
     """Each automatic rater's signed difference from the humans, per grade and per stratum."""
     parts = []
     for judge in sorted({r.judge for r in rows if r.reference == HUMANS}):
-        mine = [r for r in rows if r.reference == HUMANS and r.judge == judge]
-        overall = next((r for r in mine if r.stratum == ALL), None)
-        if overall is None or overall.confusion is None:
-            parts.append(f"<p>{escape(judge)}: too few items graded by it and the humans to "
-                         "show its bias.</p>")
-            continue
-        by_grade = bias_by_grade(overall.confusion)
-        by_stratum = [r for r in mine if r.stratum != ALL]
-        chart = diverging_bars([f"humans gave {g}" for g in range(scale + 1)], by_grade,
-                               f"{judge}: mean grade minus the humans, per human grade",
-                               "its grade − the humans' (0 = no bias)")
-        parts.append(
-            f"<figure>{chart}<figcaption>{escape(judge)} against the humans' final grade, per "
-            f"grade they gave: right (red) it grades higher, left (blue) lower. Overall "
-            f"{overall.mean_difference:+.2f}.</figcaption></figure>")
-        if by_stratum:
-            chart = diverging_bars([r.stratum for r in by_stratum],
-                                   [r.mean_difference for r in by_stratum],
-                                   f"{judge}: mean grade minus the humans, per stratum",
-                                   "its grade − the humans'")
-            parts.append(
-                f"<figure>{chart}<figcaption>{escape(judge)} per stratum (no bar: fewer than "
-                "judgments.min_pairs items)</figcaption></figure>")
+        parts += _judge_bias(judge, [r for r in rows if r.reference == HUMANS and r.judge == judge],
+                             scale)
     if not parts:
         return ""
     return "<h3>The automatic judge's bias</h3>" + "".join(parts)
+
+
+def _judge_bias(judge: str, mine: list[Agreement], scale: int) -> list[str]:
+    """One rater's bias figures against the humans (``mine``: its rows, overall and per
+    stratum): per human grade, then per stratum; a sentence instead when the overall row has
+    too few items for a confusion matrix."""
+    overall = next((r for r in mine if r.stratum == ALL), None)
+    if overall is None or overall.confusion is None:
+        return [f"<p>{escape(judge)}: too few items graded by it and the humans to "
+                "show its bias.</p>"]
+    chart = diverging_bars([f"humans gave {g}" for g in range(scale + 1)],
+                           bias_by_grade(overall.confusion),
+                           f"{judge}: mean grade minus the humans, per human grade",
+                           "its grade − the humans' (0 = no bias)")
+    parts = [
+        f"<figure>{chart}<figcaption>{escape(judge)} against the humans' final grade, per "
+        f"grade they gave: right (red) it grades higher, left (blue) lower. Overall "
+        f"{overall.mean_difference:+.2f}.</figcaption></figure>"]
+    by_stratum = [r for r in mine if r.stratum != ALL]
+    if by_stratum:
+        chart = diverging_bars([r.stratum for r in by_stratum],
+                               [r.mean_difference for r in by_stratum],
+                               f"{judge}: mean grade minus the humans, per stratum",
+                               "its grade − the humans'")
+        parts.append(
+            f"<figure>{chart}<figcaption>{escape(judge)} per stratum (no bar: fewer than "
+            "judgments.min_pairs items)</figcaption></figure>")
+    return parts
 
 
 _COLUMNS = {"stratum": "stratum", "reference": "reference", "judge": "judge",

@@ -209,58 +209,79 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, strata: pd.Series, names: Sequence
             rules: Sequence[Rule], changes: Any, top: int) -> Comparison:
     """``changes(rows)``: the JSON records of the changed paired rows (their documents);
     ``top``: how many worst queries each verdict names."""
-    key = query_changes.KEY
-    both = a.merge(b, on=key, suffixes=("|a", "|b"))
-    if both.empty:  # a gate that compared nothing must not pass
+    both = _paired_rankings(a, b, strata)
+    cut, folded = slices(both)
+    rows = [row for name, mask in cut for row in _slice_rows(name, both.loc[mask], names)]
+    # looked up in Python: pandas' string comparison loses a trailing NUL ("application=\x00")
+    by_key = {(r["slice"], r["measure"]): r for r in rows}
+    changed = changes(query_changes.changed(both, names, rules[0].measure))
+    cut_names = [n for n, _ in cut]
+    verdicts = [verdict for rule in rules
+                for verdict in _rule_verdicts(rule, cut_names, folded, by_key, changed, top)]
+    return Comparison(pd.DataFrame(rows), pd.DataFrame(verdicts), changed,
+                      any(v["regression"] for v in verdicts))
+
+
+def _paired_rankings(a: pd.DataFrame, b: pd.DataFrame, strata: pd.Series) -> pd.DataFrame:
+    """The rankings both runs judged, side by side (``measure|a``, ``measure|b``), with their
+    query's stratum; none is an error: a gate that compared nothing must not pass."""
+    both = a.merge(b, on=query_changes.KEY, suffixes=("|a", "|b"))
+    if both.empty:
         raise JudgmentsError(
             f"no ranking of the second run pairs with one of the first ({len(a):,} and "
             f"{len(b):,} judged rankings): rankings pair by application, query and search id "
             "— two UBI logs never share search ids; compare TREC runs, or stores")
     both["stratum"] = strata.reindex(both["query"]).to_numpy()
-    cut, folded = slices(both)
+    return both
+
+
+def _slice_rows(name: str, part: pd.DataFrame, names: Sequence[str]) -> list[dict[str, Any]]:
+    """Per measure over one slice's paired rankings: both means, the paired difference with
+    its interval and p, and the rankings it got better, worse or left alone (a change under
+    1e-12 is float noise, a tie)."""
+    before = part[[f"{m}|a" for m in names]].to_numpy(dtype=float)
+    after = part[[f"{m}|b" for m in names]].to_numpy(dtype=float)
+    differences = after - before
+    test = paired(differences)
     rows = []
-    for name, mask in cut:
-        part = both.loc[mask]
-        before = part[[f"{m}|a" for m in names]].to_numpy(dtype=float)
-        after = part[[f"{m}|b" for m in names]].to_numpy(dtype=float)
-        differences = after - before
-        test = paired(differences)
-        for j, measure in enumerate(names):
-            column = differences[:, j]
-            wins, losses = int((column > 1e-12).sum()), int((column < -1e-12).sum())
-            rows.append({"slice": name, "measure": measure, "paired": len(part),
-                         "mean_a": _mean(before[:, j]), "mean_b": _mean(after[:, j]),
-                         "delta": _mean(column), "ci_low": float(test.low[j]),
-                         "ci_high": float(test.high[j]), "p": float(test.p[j]),
-                         "wins": wins, "losses": losses, "ties": len(part) - wins - losses})
-    table = pd.DataFrame(rows)
-    # looked up in Python: pandas' string comparison loses a trailing NUL ("application=\x00")
-    by_key = {(r["slice"], r["measure"]): r for r in rows}
-    changed = changes(query_changes.changed(both, names, rules[0].measure))
+    for j, measure in enumerate(names):
+        column = differences[:, j]
+        wins, losses = int((column > 1e-12).sum()), int((column < -1e-12).sum())
+        rows.append({"slice": name, "measure": measure, "paired": len(part),
+                     "mean_a": _mean(before[:, j]), "mean_b": _mean(after[:, j]),
+                     "delta": _mean(column), "ci_low": float(test.low[j]),
+                     "ci_high": float(test.high[j]), "p": float(test.p[j]),
+                     "wins": wins, "losses": losses, "ties": len(part) - wins - losses})
+    return rows
+
+
+def _rule_verdicts(rule: Rule, cut: list[str], folded: dict[str, str],
+                   by_key: dict[tuple[str, str], dict[str, Any]],
+                   changed: list[dict[str, Any]], top: int) -> list[dict[str, Any]]:
+    """The gate's verdict of one rule on each slice it covers (a regression: the mean fell by
+    more than the margin, significantly), naming the slice's worst queries; a slice the rule
+    names that no paired ranking falls in is listed as such, never a silent pass."""
+    wanted = [n for n in cut if rule.covers(n)]
+    wanted += [folded[s] for s in rule.slices if s in folded and folded[s] not in wanted]
     verdicts = []
-    for rule in rules:
-        wanted = [n for n, _ in cut if rule.covers(n)]
-        wanted += [folded[s] for s in rule.slices if s in folded and folded[s] not in wanted]
-        for name in wanted:
-            row = by_key[(name, rule.measure)]
-            regression = bool(row["delta"] < -rule.margin and row["p"] < rule.significance)
-            worse, _ = query_changes.worse_and_better(
-                query_changes.in_slice(changed, name), rule.measure, top)
-            verdicts.append({"measure": rule.measure, "slice": name, "margin": rule.margin,
-                             "significance": rule.significance, "paired": int(row["paired"]),
-                             "mean_a": row["mean_a"], "mean_b": row["mean_b"],
-                             "delta": row["delta"], "ci_low": row["ci_low"],
-                             "ci_high": row["ci_high"], "p": row["p"],
-                             "losses": int(row["losses"]), "wins": int(row["wins"]),
-                             "regression": regression, "worst": worse})
-        missing = [s for s in rule.slices if "=" in s and s not in folded
-                   and s not in {n for n, _ in cut}]
-        verdicts += [{"measure": rule.measure, "slice": s, "margin": rule.margin,
-                      "significance": rule.significance, "paired": 0, "regression": False,
-                      "worst": [], "note": "no paired rankings in this slice"}
-                     for s in missing]
-    return Comparison(table, pd.DataFrame(verdicts), changed,
-                      any(v["regression"] for v in verdicts))
+    for name in wanted:
+        row = by_key[(name, rule.measure)]
+        regression = bool(row["delta"] < -rule.margin and row["p"] < rule.significance)
+        worse, _ = query_changes.worse_and_better(
+            query_changes.in_slice(changed, name), rule.measure, top)
+        verdicts.append({"measure": rule.measure, "slice": name, "margin": rule.margin,
+                         "significance": rule.significance, "paired": int(row["paired"]),
+                         "mean_a": row["mean_a"], "mean_b": row["mean_b"],
+                         "delta": row["delta"], "ci_low": row["ci_low"],
+                         "ci_high": row["ci_high"], "p": row["p"],
+                         "losses": int(row["losses"]), "wins": int(row["wins"]),
+                         "regression": regression, "worst": worse})
+    missing = [s for s in rule.slices if "=" in s and s not in folded and s not in set(cut)]
+    verdicts += [{"measure": rule.measure, "slice": s, "margin": rule.margin,
+                  "significance": rule.significance, "paired": 0, "regression": False,
+                  "worst": [], "note": "no paired rankings in this slice"}
+                 for s in missing]
+    return verdicts
 
 
 def _mean(values: np.ndarray) -> float:

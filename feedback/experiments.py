@@ -113,47 +113,59 @@ def _interval(estimate: Any) -> dict[str, float] | None:
 def verdicts(experiments: Iterable[ExperimentUnits], design: ExperimentDesign
              ) -> dict[str, Any]:
     """The report as one JSON-able dict (the shape of ``experiments --json``)."""
-    t = design.t
     by_application: dict[str, dict[str, ExperimentUnits]] = {}
     for experiment in merge_experiments(experiments):
         by_application.setdefault(experiment.application, {})[experiment.variant] = experiment
-    applications: dict[str, Any] = {}
-    for application, variants in sorted(by_application.items()):
-        units = {v: e.units for v, e in variants.items()}
-        tested = sample_ratio(units, dict(design.split))
-        total = sum(units[v] for v in units if not design.split or v in dict(design.split))
-        estimates = {v: {rate.ratio: clustered_ratio(_pairs(e, rate), design.unit_buckets, t)
-                         for rate in RATES} for v, e in variants.items()}
-        control = design.control_variant
-        report: dict[str, Any] = {}
-        for variant in sorted(variants, key=lambda v: (v != control, v)):
-            experiment = variants[variant]
-            searches = sum(b.searches for b in experiment.filled())
-            entry: dict[str, Any] = {"units": experiment.units, "searches": searches,
-                                     "searches_without_client_id": experiment.without_client_id,
-                                     "rates": {}}
-            for rate in RATES:
-                mine = estimates[variant][rate.ratio]
-                rated = {"title": rate.title, **(_interval(mine) or {"value": None})}
-                theirs = estimates.get(control, {}).get(rate.ratio)
-                if variant != control and mine is not None and theirs is not None:
-                    rated["difference"] = _compare(rate, mine, theirs, experiment,
-                                                   variants[control], design)
-                entry["rates"][rate.ratio] = rated
-            interleaved = _interleaving(experiment, design)
-            if interleaved:
-                entry["interleaving"] = interleaved
-            report[variant] = entry
-        applications[application] = {
-            "sample_ratio": None if tested is None else {
-                "chi2": tested[0], "df": tested[1], "p_value": tested[2], "units": total,
-                "mismatch": tested[2] < SAMPLE_RATIO_P and total >= design.min_units},
-            "variants": report}
-    return {"design": {"unit_buckets": design.unit_buckets, "t": t,
+    return {"design": {"unit_buckets": design.unit_buckets, "t": design.t,
                        "control_variant": design.control_variant,
                        "split": dict(design.split) or "equal", "min_units": design.min_units,
                        "min_searches": design.min_searches},
-            "applications": applications}
+            "applications": {application: _application_report(variants, design)
+                             for application, variants in sorted(by_application.items())}}
+
+
+def _application_report(variants: dict[str, ExperimentUnits], design: ExperimentDesign
+                        ) -> dict[str, Any]:
+    """One application's sample-ratio test and its variants, the control first (the others'
+    differences are read against it)."""
+    units = {v: e.units for v, e in variants.items()}
+    tested = sample_ratio(units, dict(design.split))
+    total = sum(units[v] for v in units if not design.split or v in dict(design.split))
+    estimates = {v: {rate.ratio: clustered_ratio(_pairs(e, rate), design.unit_buckets, design.t)
+                     for rate in RATES} for v, e in variants.items()}
+    control = design.control_variant
+    return {
+        "sample_ratio": None if tested is None else {
+            "chi2": tested[0], "df": tested[1], "p_value": tested[2], "units": total,
+            "mismatch": tested[2] < SAMPLE_RATIO_P and total >= design.min_units},
+        "variants": {variant: _variant_report(variant, variants, estimates, design)
+                     for variant in sorted(variants, key=lambda v: (v != control, v))}}
+
+
+def _variant_report(variant: str, variants: dict[str, ExperimentUnits],
+                    estimates: dict[str, dict[str, Any]], design: ExperimentDesign
+                    ) -> dict[str, Any]:
+    """A variant's units and searches, each rate's interval and (for a variant other than the
+    control, when both have an estimate) its difference from the control, and its
+    interleaving wins if it interleaves."""
+    control = design.control_variant
+    experiment = variants[variant]
+    searches = sum(b.searches for b in experiment.filled())
+    entry: dict[str, Any] = {"units": experiment.units, "searches": searches,
+                             "searches_without_client_id": experiment.without_client_id,
+                             "rates": {}}
+    for rate in RATES:
+        mine = estimates[variant][rate.ratio]
+        rated = {"title": rate.title, **(_interval(mine) or {"value": None})}
+        theirs = estimates.get(control, {}).get(rate.ratio)
+        if variant != control and mine is not None and theirs is not None:
+            rated["difference"] = _compare(rate, mine, theirs, experiment,
+                                           variants[control], design)
+        entry["rates"][rate.ratio] = rated
+    interleaved = _interleaving(experiment, design)
+    if interleaved:
+        entry["interleaving"] = interleaved
+    return entry
 
 
 def _compare(rate: Rate, mine: Any, theirs: Any, experiment: ExperimentUnits,

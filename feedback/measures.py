@@ -88,28 +88,51 @@ def score(measures: Sequence[Measure], rankings: Sequence[Ranked],
     run = {str(i): {d: float(len(ranked.documents) - r) for r, d in enumerate(ranked.documents)}
            for i, ranked in enumerate(rankings)}
     values: dict[Measure, list[float]] = {}
-    groups: dict[tuple[int, str], tuple[ir_measures.providers.Provider, list[Measure]]] = {}
     for measure in measures:
         if measure.NAME == ERR_NAME:
-            depth = cutoff(measure)
-            values[measure] = [
-                err_at([r.grades.get(d) for d in r.documents],
-                       len(r.documents) if depth is None else depth, max_grade)
-                for r in rankings]
-            continue
+            values[measure] = _err_values(measure, rankings, max_grade)
+    for provider, group in _provider_groups(
+            [m for m in measures if m.NAME != ERR_NAME]).values():
+        values.update(_provider_values(provider, group, qrels, run, len(rankings)))
+    return {m: values[m] for m in measures}
+
+
+def _err_values(measure: Measure, rankings: Sequence[Ranked], max_grade: int) -> list[float]:
+    """ERR per ranking by the live metrics' formula, at the measure's cut-off or, without one,
+    the ranking's whole depth."""
+    depth = cutoff(measure)
+    return [err_at([r.grades.get(d) for d in r.documents],
+                   len(r.documents) if depth is None else depth, max_grade)
+            for r in rankings]
+
+
+_Groups = dict[tuple[int, str], tuple[ir_measures.providers.Provider, list[Measure]]]
+
+
+def _provider_groups(measures: Sequence[Measure]) -> _Groups:
+    """The measures by the provider ir_measures would choose, an nDCG with its own gains in a
+    group of its own (score's docstring says why)."""
+    groups: _Groups = {}
+    for measure in measures:
         provider = provider_of(measure)
         assert provider is not None  # parse() refused it otherwise
         alone = str(measure) if measure.NAME == "nDCG" and "gains" in measure.params else ""
         groups.setdefault((id(provider), alone), (provider, []))[1].append(measure)
-    for provider, group in groups.values():
-        by_name = {str(m): [m.DEFAULT] * len(rankings) for m in group}
-        # look each result's measure up by identity (hashing one builds its repr)
-        seen: dict[int, tuple[object, list[float]]] = {}
-        for metric in provider.evaluator(group, qrels).iter_calc(run):
-            measure = metric.measure
-            known = seen.get(id(measure))
-            if known is None or known[0] is not measure:
-                known = seen[id(measure)] = measure, by_name[str(measure)]
-            known[1][int(metric.query_id)] = metric.value
-        values.update((m, by_name[str(m)]) for m in group)
-    return {m: values[m] for m in measures}
+    return groups
+
+
+def _provider_values(provider: ir_measures.providers.Provider, group: list[Measure],
+                     qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
+                     rankings: int) -> dict[Measure, list[float]]:
+    """One provider's values of ``group`` per ranking; a ranking it reports nothing for keeps
+    the measure's default."""
+    by_name = {str(m): [m.DEFAULT] * rankings for m in group}
+    # look each result's measure up by identity (hashing one builds its repr)
+    seen: dict[int, tuple[object, list[float]]] = {}
+    for metric in provider.evaluator(group, qrels).iter_calc(run):
+        measure = metric.measure
+        known = seen.get(id(measure))
+        if known is None or known[0] is not measure:
+            known = seen[id(measure)] = measure, by_name[str(measure)]
+        known[1][int(metric.query_id)] = metric.value
+    return {m: by_name[str(m)] for m in group}

@@ -421,16 +421,7 @@ class Simulator:
         normalized = normalize_query(query)
         known_item = normalized.upper() in self._sku_set
         stratum = 3 if known_item else self.vocab.strata.get(normalized, TAIL)
-        zero_p = 0.03 if normalized in self.vocab.strata else 0.5
-        if normalized in self.vocab.broken:
-            zero_p = 1.0
-        offset = t / 1000 - self.spec.start
-        for incident in self.spec.incidents:
-            if incident.active(offset, app.name):
-                if incident.kind == "zero_results":
-                    zero_p = min(1.0, zero_p * incident.factor)
-                elif incident.kind == "known_item_zero_results" and known_item:
-                    zero_p = min(1.0, max(zero_p, 0.05) * incident.factor)
+        zero_p = self._zero_result_probability(normalized, known_item, app, t)
         search = _Search(t, query, normalized, stratum, app.name, variant,
                          zero=rng.random() < zero_p, hits=app.hit_ids or app.legacy_ids,
                          count_known=not app.legacy_ids or rng.random() < 0.5)
@@ -440,6 +431,27 @@ class Simulator:
             search.count_known = True  # a zero-result search always says so
         plan.append(search)
         return search
+
+    def _zero_result_probability(self, normalized: str, known_item: bool, app: _App,
+                                 t: int) -> float:
+        """Vocabulary queries rarely find nothing, unknown ones (typos, the tail) half the time,
+        broken ones always; a zero-results incident active at ``t`` multiplies it (a known-item
+        one only for SKU searches, from a floor so that it shows)."""
+        zero_p = 0.03 if normalized in self.vocab.strata else 0.5
+        if normalized in self.vocab.broken:
+            zero_p = 1.0
+        for incident in self._active_incidents(app, t):
+            if incident.kind == "zero_results":
+                zero_p = min(1.0, zero_p * incident.factor)
+            elif incident.kind == "known_item_zero_results" and known_item:
+                zero_p = min(1.0, max(zero_p, 0.05) * incident.factor)
+        return zero_p
+
+    def _active_incidents(self, app: _App, t: int) -> Iterator[Incident]:
+        """The incidents under way for ``app`` at ``t`` (ms), in the order they were given."""
+        offset = t / 1000 - self.spec.start
+        return (incident for incident in self.spec.incidents
+                if incident.active(offset, app.name))
 
     @property
     def _sku_set(self) -> set[str]:
@@ -457,15 +469,8 @@ class Simulator:
             if rng.random() < 0.55:
                 return t + rng.randrange(3000, 60000), self._reformulate(search.normalized)
             return t, None
-        click_p = 0.15 if search.normalized in self.vocab.poor else 0.6
-        if search.stratum == 3:
-            click_p = 0.75
-        for incident in self.spec.incidents:
-            if incident.kind == "clicks" and incident.active(t / 1000 - self.spec.start,
-                                                             app.name):
-                click_p /= incident.factor
         effect = self.spec.treatment_click_effect if search.variant == "treatment" else 0.0
-        click_p = personal(click_p, search.click_shift, effect)
+        click_p = personal(self._click_probability(search, app, t), search.click_shift, effect)
         page = 1
         if rng.random() >= click_p and search.hits and rng.random() < 0.15:
             page = 2
@@ -475,25 +480,44 @@ class Simulator:
             self._query(search, app, client, session, search.page_query_id, 2, t, out)
             click_p = personal(0.4, search.click_shift, effect)
         if rng.random() < click_p:
-            t += int(rng.lognormvariate(2.0, 0.8) * 1000) + 500
-            position = _examined_position(rng)
-            self._click(search, app, client, session, t, position, page, out)
-            if rng.random() < 0.25:
-                t += rng.randrange(5000, 90000)
-                self._click(search, app, client, session, t, _examined_position(rng), page, out)
-            if rng.random() < 0.12:
-                t += rng.randrange(10000, 120000)
-                search.conversions.append(t)
-                out.append((t / 1000, self._event("add_to_cart", search, app, client, session,
-                                                  t, None), True))
-            if rng.random() < 0.3:
-                return t + rng.randrange(5000, 200000), self.vocab.draw(rng)
-            return t, None
+            return self._engage(search, app, client, session, t, page, out)
         roll = rng.random()
         if roll < 0.45:
             return t + rng.randrange(3000, 90000), self._reformulate(search.normalized)
         if roll < 0.52:
             return t + rng.randrange(3000, 60000), search.query  # the same query again
+        return t, None
+
+    def _click_probability(self, search: _Search, app: _App, t: int) -> float:
+        """The population's chance of a click on the first page, before the user's own
+        propensity: low for poor queries, high for known items, divided by a clicks incident
+        active at ``t``."""
+        click_p = 0.15 if search.normalized in self.vocab.poor else 0.6
+        if search.stratum == 3:
+            click_p = 0.75
+        for incident in self._active_incidents(app, t):
+            if incident.kind == "clicks":
+                click_p /= incident.factor
+        return click_p
+
+    def _engage(self, search: _Search, app: _App, client: str, session: str, t: int, page: int,
+                out: list[_Line]) -> tuple[int, str | None]:
+        """A user who clicks: one or two clicks on ``page``, perhaps an add-to-cart, then
+        perhaps a new query; returns (time, next query or None to leave)."""
+        rng = self.rng
+        t += int(rng.lognormvariate(2.0, 0.8) * 1000) + 500
+        position = _examined_position(rng)
+        self._click(search, app, client, session, t, position, page, out)
+        if rng.random() < 0.25:
+            t += rng.randrange(5000, 90000)
+            self._click(search, app, client, session, t, _examined_position(rng), page, out)
+        if rng.random() < 0.12:
+            t += rng.randrange(10000, 120000)
+            search.conversions.append(t)
+            out.append((t / 1000, self._event("add_to_cart", search, app, client, session,
+                                              t, None), True))
+        if rng.random() < 0.3:
+            return t + rng.randrange(5000, 200000), self.vocab.draw(rng)
         return t, None
 
     def _reformulate(self, normalized: str) -> str:
@@ -552,10 +576,29 @@ class Simulator:
     def _query(self, search: _Search, app: _App, client: str, session: str, qid: str, page: int,
                t: int, out: list[_Line]) -> None:
         rng = self.rng
+        record: dict[str, object] = {
+            "query_id": qid, "client_id": client, "user_query": search.query,
+            "timestamp": t if app.name == "mobile" else _iso(t), "application": app.name,
+            "query_attributes": self._query_attributes(search, app, session, page, t),
+        }
+        if search.hits:
+            ids = [] if search.zero else [_shown(search.normalized, page, i, rng.randrange(100000))
+                                          for i in range(PAGE_SIZE)]
+            record["query_response_objects_ids" if app.legacy_ids else
+                   "query_response_hit_ids"] = ids
+        out.append((t / 1000, self._encode(record), True))
+        if app.impressions and not search.zero:
+            self._impressions(search, app, client, session, qid, t, out)
+
+    def _query_attributes(self, search: _Search, app: _App, session: str, page: int, t: int
+                          ) -> dict[str, object]:
+        """The query's attributes: its latency (multiplied by a latency incident active at
+        ``t``), page, session, experiment and variant, and its total hits when the application
+        reports them."""
+        rng = self.rng
         latency = rng.lognormvariate(4.8, 0.5)
-        for incident in self.spec.incidents:
-            if incident.kind == "latency" and incident.active(t / 1000 - self.spec.start,
-                                                              app.name):
+        for incident in self._active_incidents(app, t):
+            if incident.kind == "latency":
                 latency *= incident.factor
         attrs: dict[str, object] = {"latency_ms": round(latency, 1)}
         if page > 1:
@@ -568,25 +611,19 @@ class Simulator:
             attrs["variant"] = search.variant
         if search.count_known:
             attrs["total_hits"] = 0 if search.zero else rng.randrange(PAGE_SIZE + 1, 5000)
-        record: dict[str, object] = {
-            "query_id": qid, "client_id": client, "user_query": search.query,
-            "timestamp": t if app.name == "mobile" else _iso(t), "application": app.name,
-            "query_attributes": attrs,
-        }
-        if search.hits:
-            ids = [] if search.zero else [_shown(search.normalized, page, i, rng.randrange(100000))
-                                          for i in range(PAGE_SIZE)]
-            record["query_response_objects_ids" if app.legacy_ids else
-                   "query_response_hit_ids"] = ids
-        out.append((t / 1000, self._encode(record), True))
-        if app.impressions and not search.zero:
-            for i in range(PAGE_SIZE):  # the OpenSearch generator's way of listing results
-                out.append(((t + 200 + i) / 1000, self._encode({
-                    "action_name": "impression", "query_id": qid, "session_id": session,
-                    "client_id": client, "timestamp": _iso(t + 200 + i), "message_type": None,
-                    "user_query": search.query, "application": app.name,
-                    "event_attributes": {"object": {"object_id": _ranked(search.normalized, i)},
-                                         "position": {"ordinal": i + 1}}}), False))
+        return attrs
+
+    def _impressions(self, search: _Search, app: _App, client: str, session: str, qid: str,
+                     t: int, out: list[_Line]) -> None:
+        """One impression event per result shown: the OpenSearch generator's way of listing
+        results (not counted, so not kept as a candidate for redelivery)."""
+        for i in range(PAGE_SIZE):
+            out.append(((t + 200 + i) / 1000, self._encode({
+                "action_name": "impression", "query_id": qid, "session_id": session,
+                "client_id": client, "timestamp": _iso(t + 200 + i), "message_type": None,
+                "user_query": search.query, "application": app.name,
+                "event_attributes": {"object": {"object_id": _ranked(search.normalized, i)},
+                                     "position": {"ordinal": i + 1}}}), False))
 
     def _event(self, action: str, search: _Search, app: _App, client: str, session: str, t: int,
                position: int | None, page: int = 1) -> bytes:
@@ -701,6 +738,26 @@ def _tally(by_app: dict[str, _Totals], plan: list[_Search]) -> None:
         totals.add(search, nxt, plan)
 
 
+def _reformulated_by(s: _Search, nxt: _Search | None) -> bool:
+    """Whether ``nxt`` reformulates ``s``: a different query within the reformulation window,
+    with no click on ``s`` before it."""
+    return (nxt is not None and (nxt.ts_ms - s.ts_ms) / 1000 <= REFORMULATION_S
+            and nxt.normalized != s.normalized
+            and not any(c_ts < nxt.ts_ms for c_ts, _ in s.clicks))
+
+
+def _engaged(s: _Search, nxt: _Search | None, plan: list[_Search]) -> bool:
+    """Whether anything followed ``s`` within the abandonment window: its own click,
+    conversion or next page, the next search, or any click or conversion of the session."""
+    deadline = s.ts_ms + ABANDONMENT_S * 1000
+    return (any(ts <= deadline for ts, _ in s.clicks)
+            or any(ts <= deadline for ts in s.conversions)
+            or any(s.ts_ms <= ts <= deadline for ts in s.pages)
+            or (nxt is not None and nxt.ts_ms <= deadline)
+            or any(s.ts_ms <= ts <= deadline for o in plan if o is not s
+                   for ts in [*(c for c, _ in o.clicks), *o.conversions]))
+
+
 class _Totals:
     # the attributes of collector/definitions.py COUNTS, so the summary is computed by the
     # same rows as the engine's (collector/summary.py)
@@ -717,33 +774,29 @@ class _Totals:
         """The definitions of docs/metrics.md, applied to one search of a clean session plan."""
         self.searches += 1
         self.zero_result += s.zero
-        if nxt is not None and (nxt.ts_ms - s.ts_ms) / 1000 <= REFORMULATION_S \
-                and nxt.normalized != s.normalized \
-                and not any(c_ts < nxt.ts_ms for c_ts, _ in s.clicks):
+        if _reformulated_by(s, nxt):
             self.kinds[reformulation_kind(s.normalized, nxt.normalized)] += 1
         if not s.zero and s.clicks:
-            self.clicked += 1
-            self.clicks += len(s.clicks)
-            first_ts, position = min(s.clicks)
-            self.time_to_first_click_sum += first_ts / 1000 - s.ts_ms / 1000
-            self.first_clicks += 1
-            if position:
-                self.reciprocal_rank_sum += 1.0 / position
-                self.ranked_clicked += 1
+            self._add_clicks(s)
         if not s.zero and s.conversions:
             self.converted += 1
-        deadline = s.ts_ms + ABANDONMENT_S * 1000
-        engaged = (any(ts <= deadline for ts, _ in s.clicks)
-                   or any(ts <= deadline for ts in s.conversions)
-                   or any(s.ts_ms <= ts <= deadline for ts in s.pages)
-                   or (nxt is not None and nxt.ts_ms <= deadline)
-                   or any(s.ts_ms <= ts <= deadline for o in plan if o is not s
-                          for ts in [*(c for c, _ in o.clicks), *o.conversions]))
-        if not engaged:
+        if not _engaged(s, nxt, plan):
             if s.zero:
                 self.zero_result_exits += 1
             else:
                 self.abandoned += 1
+
+    def _add_clicks(self, s: _Search) -> None:
+        """A clicked search's clicks, its time to first click and, when the first click's
+        position is known, its reciprocal rank."""
+        self.clicked += 1
+        self.clicks += len(s.clicks)
+        first_ts, position = min(s.clicks)
+        self.time_to_first_click_sum += first_ts / 1000 - s.ts_ms / 1000
+        self.first_clicks += 1
+        if position:
+            self.reciprocal_rank_sum += 1.0 / position
+            self.ranked_clicked += 1
 
     def merge(self, other: _Totals) -> None:
         for name in self.FIELDS:
