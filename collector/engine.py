@@ -202,16 +202,18 @@ class Engine:
     def _place(self, ts: float, kind: int, action: int | None, raw: bytes, rec: WireRecord,
                arrived: float | None) -> None:
         """Where a decoded record goes, in the order the stream clock decides it: its stamp
-        is first a vote for the records on probation; a record its arrival time (``arrived``,
-        if known) puts elsewhere is retimed there; one that fits the stream as stamped (its
-        arrival agrees, or its stamp is within the clock's bounds and its client is neither
-        skewed nor on probation) is buffered at its stamp (_buffer_as_stamped), the hot
-        case; any other waits for the clock in the warm-up, or has its client's clock
-        judged (_admit)."""
+        is first a vote for the records on probation (_vote); a record its arrival time
+        (``arrived``, if known) puts elsewhere is retimed there; one that does not fit the
+        stream as stamped (_take_unfitted) waits for the clock or has its client's clock
+        judged. The rest — the hot case, inline: its arrival agrees, or its stamp is within
+        the clock's bounds and its client is neither skewed nor on probation (_suspect) —
+        is taken at its stamp: an exposure whose outcome is known is applied now (_expose),
+        any other record is buffered (_buffer's hot case); its stamp is where the stream is
+        (it settles the edge; one in a sample is the clock's, _sample_stamp)."""
         clock = self.clock
         probation = self.probation
-        if probation.held and clock.current(ts):  # records on probation: its stamp is a vote
-            self._settle(probation.vote(ts, rec.client_id or rec.session_id, clock.reach()))
+        if probation.held:
+            self._vote(ts, rec)
         if arrived is not None and (moved := self.arrival_clock.offset(kind, ts, arrived)
                                     ) is not None:
             if moved:  # off by its own arrival: put where it came
@@ -219,29 +221,13 @@ class Engine:
                 return
         elif not clock.low <= ts <= clock.high or (
                 (clock.skewed or probation.clients) and self._suspect(rec)):
-            if self.warmup is not None:
-                self._keep_for_warmup(ts, kind, raw, rec, arrived)
-            else:
-                self._admit(ts, kind, raw, rec)
+            self._take_unfitted(ts, kind, raw, rec, arrived)
             return
-        self._buffer_as_stamped(ts, kind, action, rec, raw)
-
-    def _suspect(self, rec: WireRecord) -> bool:
-        """A record whose client's clock is known to be off, or whose client has records on
-        probation: its stamp alone does not say where it belongs."""
-        client = rec.client_id or rec.session_id
-        return client in self.clock.skewed or client in self.probation.clients
-
-    def _buffer_as_stamped(self, ts: float, kind: int, action: int | None, rec: WireRecord,
-                           raw: bytes) -> None:
-        """A record taken at its stamp: an exposure whose outcome is known is applied now
-        (_expose), any other record is buffered (_buffer's hot case, inline); its stamp is
-        where the stream is (it settles the edge, and one in a sample is the clock's)."""
         if action != EXPOSURE or not self._expose(rec, ts):
             entry = (ts, kind, rec.query_id, raw, next(self.arrival), rec)
             if kind == _QUERY:
                 self.pending.setdefault(rec.query_id, entry)
-                self.clock.note_query(ts)
+                clock.note_query(ts)
             buckets = self.buckets
             bucket = buckets.get(number := int(ts * TICKS))
             if bucket is None:
@@ -251,11 +237,41 @@ class Engine:
                 bucket.append(entry)
         if ts > self.settled:
             self.settled = ts
-        if not int(ts * 1000.0) & SAMPLE_MASK:  # taken at its stamp: where it is
-            clock = self.clock
-            clock.sample(ts)
-            if self.warmup is not None and clock.ready:  # (arrivals in the warm-up)
-                self._end_warmup(judge=True)
+        if not int(ts * 1000.0) & SAMPLE_MASK:
+            self._sample_stamp(ts)
+
+    def _vote(self, ts: float, rec: WireRecord) -> None:
+        """With records on probation, a record stamped where the clock stands is a vote of
+        its client on where the stream is; what the votes decide is admitted."""
+        clock = self.clock
+        if clock.current(ts):
+            self._settle(self.probation.vote(ts, rec.client_id or rec.session_id,
+                                             clock.reach()))
+
+    def _suspect(self, rec: WireRecord) -> bool:
+        """A record whose client's clock is known to be off, or whose client has records on
+        probation: its stamp alone does not say where it belongs."""
+        client = rec.client_id or rec.session_id
+        return client in self.clock.skewed or client in self.probation.clients
+
+    def _take_unfitted(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
+                       arrived: float | None) -> None:
+        """A record that does not fit the stream as stamped: before the clock exists, it
+        waits in the warm-up (_keep_for_warmup); after, its client's clock is judged
+        (_admit)."""
+        if self.warmup is not None:
+            self._keep_for_warmup(ts, kind, raw, rec, arrived)
+        else:
+            self._admit(ts, kind, raw, rec)
+
+    def _sample_stamp(self, ts: float) -> None:
+        """A record taken at its stamp and in the sample (``SAMPLE_MASK``) tells the
+        clock where the stream is; arrivals in the warm-up may make the clock ready, which
+        ends the warm-up."""
+        clock = self.clock
+        clock.sample(ts)
+        if self.warmup is not None and clock.ready:
+            self._end_warmup(judge=True)
 
     def _keep_for_warmup(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
                          arrived: float | None) -> None:

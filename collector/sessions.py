@@ -130,7 +130,7 @@ class Sessionizer:
         its session's (_session_key) search (_on_page), or a search — which may reformulate
         the session's previous one (_reformulates) — counted in its series with its result
         count (_results), latency (_latency), unit bucket (_unit) and store row (_stored),
-        then tracked (_track)."""
+        then tracked."""
         key = rec.query_id
         known = self.searches.get(key)
         if known is not None and known.ts >= ts - self.attribution_s:
@@ -162,7 +162,12 @@ class Sessionizer:
         search = Search(key, session_key, text.normalized, ts, series, flags, unit=unit)
         if self.query_stats is not None:
             self._stored(search, rec.client_id, hits, scored)
-        self._track(search)
+        self.searches[key] = search  # tracked until its deadlines, its session's newest
+        self.sessions[session_key] = search
+        if ts + self.abandonment_s < self.next_deadline:
+            self.next_deadline = ts + self.abandonment_s
+        self.outcome_due.append(search)
+        self.expiry_due.append(search)
         return acc.ACCEPTED
 
     @staticmethod
@@ -184,16 +189,6 @@ class Sessionizer:
             return None
         series.latency.observe(latency / 1000.0)
         return latency
-
-    def _track(self, search: Search) -> None:
-        """A new search is its session's newest and is tracked until its deadlines: the
-        abandonment decision first, then the end of its attribution window."""
-        self.searches[search.key] = search
-        self.sessions[search.session_key] = search
-        if search.ts + self.abandonment_s < self.next_deadline:
-            self.next_deadline = search.ts + self.abandonment_s
-        self.outcome_due.append(search)
-        self.expiry_due.append(search)
 
     def _reformulates(self, previous: Search, normalized: str, ts: float) -> None:
         """A next search of the session within the window, of another query and with no click
@@ -504,7 +499,8 @@ class Sessionizer:
         if t < inf:
             self.units.expire_before(t)
         due = self.outcome_due
-        self._decide_abandoned(t - self.abandonment_s)  # deadline < t ⇔ search.ts < t − window
+        if due and due[0].ts < t - self.abandonment_s:  # deadline < t ⇔ search.ts < t − window
+            self._decide_abandoned(t - self.abandonment_s)
         expiring = self.expiry_due
         if expiring and expiring[0].ts < t - self.attribution_s:
             self._evict_attributed(t - self.attribution_s)
