@@ -145,21 +145,14 @@ class Engine:
     def process_all(self, raws: Iterable[bytes],
                     arrivals: Sequence[float] | None = None) -> None:
         """Apply records in arrival order; ``arrivals``: when each arrived (Unix seconds: a
-        Kafka record's timestamp, collector/arrival_clock.py), one per record, if known. The
-        hot path: names used per record are locals."""
+        Kafka record's timestamp, collector/arrival_clock.py), one per record, if known.
+
+        The hot path: each record is decoded and classified here, with the names it uses
+        as locals (event_time's common case inline), then placed (_place); the rare
+        outcomes — ignored, rejected, failed — are named steps of their own."""
         stats = self.stats
-        records = stats.records
         actions = ACTIONS
-        admit = self._admit
-        clock = self.clock
-        buckets, order, arrival, pending = self.buckets, self.order, self.arrival, self.pending
-        note_query, sample = clock.note_query, clock.sample
-        skewed = clock.skewed
-        probation = self.probation
-        held, held_clients, vote, settle = (probation.held, probation.clients, probation.vote,
-                                            self._settle)
-        expose = self._expose
-        by_arrival = self.arrival_clock.offset
+        place = self._place
         wire = self.wire.decode
         for n, raw in enumerate(raws):
             kind = acc.UNKNOWN
@@ -169,12 +162,10 @@ class Engine:
                     kind = _EVENT
                     action = actions.get(rec.action_name)
                     if not rec.query_id or action is None:
-                        stats.ignored[acc.NO_QUERY_ID if not rec.query_id
-                                      else acc.UNUSED_ACTION] += 1
-                        records[kind][acc.IGNORED] += 1
+                        self._ignore(rec)
                         continue
                 elif rec.user_query is not None:
-                    kind = _QUERY
+                    kind, action = _QUERY, None
                     if not rec.query_id:
                         raise Rejected(MISSING_QUERY_ID, "a query record needs query_id")
                 else:
@@ -187,53 +178,14 @@ class Engine:
                 else:
                     ts = event_time(rec)
             except Rejected as rejected:
-                records[kind][acc.INVALID] += 1
+                stats.records[kind][acc.INVALID] += 1
                 stats.invalid[rejected.reason] += 1
                 self._dead_letter(raw, rejected.reason, rejected.detail)
                 continue
             except Exception as error:  # a poison record never stops the engine
                 self._unexpected(kind, raw, error)
                 continue
-            if held and clock.current(ts):  # records on probation: its stamp is a vote
-                settle(vote(ts, rec.client_id or rec.session_id, clock.reach()))
-            if arrivals is not None and (moved := by_arrival(kind, ts, arrivals[n])) is not None:
-                fits = not moved
-            else:
-                fits = clock.low <= ts <= clock.high and (  # taken as it is
-                    not skewed or (rec.client_id or rec.session_id) not in skewed) and (
-                    not held_clients or (rec.client_id or rec.session_id) not in held_clients)
-            if fits:
-                # The hot path of _buffer, inline: the bucket, the stream clock's notes.
-                if kind == _QUERY or action != EXPOSURE or not expose(rec, ts):
-                    entry = (ts, kind, rec.query_id, raw, next(arrival), rec)
-                    if kind == _QUERY:
-                        pending.setdefault(rec.query_id, entry)
-                        note_query(ts)
-                    bucket = buckets.get(number := int(ts * TICKS))
-                    if bucket is None:
-                        buckets[number] = [entry]
-                        heappush(order, number)
-                    else:
-                        bucket.append(entry)
-                if ts > self.settled:
-                    self.settled = ts
-                if not int(ts * 1000.0) & SAMPLE_MASK:  # taken at its stamp: where it is
-                    sample(ts)
-                    if self.warmup is not None and clock.ready:  # (arrivals in the warm-up)
-                        self._end_warmup(judge=True)
-            elif arrivals is not None and moved:  # off by its own arrival: put where it came
-                self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
-            elif self.warmup is not None:
-                self.warmup.append((ts, kind, raw, rec, clock.at_arrival(),
-                                    arrivals[n] if arrivals is not None else None))
-                if kind == _QUERY:
-                    note_query(ts)
-                if not int(ts * 1000.0) & SAMPLE_MASK:  # before the clock: every raw stamp
-                    sample(ts)
-                    if clock.ready:
-                        self._end_warmup(judge=True)
-            else:
-                admit(ts, kind, raw, rec)
+            place(ts, kind, action, raw, rec, None if arrivals is None else arrivals[n])
             if not n & _RELEASE_EVERY:
                 self._release()
         if arrivals:
@@ -241,46 +193,165 @@ class Engine:
         self.idle_from = None  # records came: a later idle spell starts from them
         self._release()
 
+    def _ignore(self, rec: WireRecord) -> None:
+        """An event with no query id or of an action no metric uses: counted as ignored, by
+        reason, and nothing else (it is not bad input: UBI allows both)."""
+        self.stats.ignored[acc.NO_QUERY_ID if not rec.query_id else acc.UNUSED_ACTION] += 1
+        self.stats.records[_EVENT][acc.IGNORED] += 1
+
+    def _place(self, ts: float, kind: int, action: int | None, raw: bytes, rec: WireRecord,
+               arrived: float | None) -> None:
+        """Where a decoded record goes, in the order the stream clock decides it: its stamp
+        is first a vote for the records on probation (_vote); a record its arrival time
+        (``arrived``, if known) puts elsewhere is retimed there; one that does not fit the
+        stream as stamped (_take_unfitted) waits for the clock or has its client's clock
+        judged. The rest — the hot case, inline: its arrival agrees, or its stamp is within
+        the clock's bounds and its client is neither skewed nor on probation (_suspect) —
+        is taken at its stamp: an exposure whose outcome is known is applied now (_expose),
+        any other record is buffered (_buffer's hot case); its stamp is where the stream is
+        (it settles the edge; one in a sample is the clock's, _sample_stamp)."""
+        clock = self.clock
+        probation = self.probation
+        if probation.held:
+            self._vote(ts, rec)
+        if arrived is not None and (moved := self.arrival_clock.offset(kind, ts, arrived)
+                                    ) is not None:
+            if moved:  # off by its own arrival: put where it came
+                self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
+                return
+        elif not clock.low <= ts <= clock.high or (
+                (clock.skewed or probation.clients) and self._suspect(rec)):
+            self._take_unfitted(ts, kind, raw, rec, arrived)
+            return
+        if action != EXPOSURE or not self._expose(rec, ts):
+            entry = (ts, kind, rec.query_id, raw, next(self.arrival), rec)
+            if kind == _QUERY:
+                self.pending.setdefault(rec.query_id, entry)
+                clock.note_query(ts)
+            buckets = self.buckets
+            bucket = buckets.get(number := int(ts * TICKS))
+            if bucket is None:
+                buckets[number] = [entry]
+                heappush(self.order, number)
+            else:
+                bucket.append(entry)
+        if ts > self.settled:
+            self.settled = ts
+        if not int(ts * 1000.0) & SAMPLE_MASK:
+            self._sample_stamp(ts)
+
+    def _vote(self, ts: float, rec: WireRecord) -> None:
+        """With records on probation, a record stamped where the clock stands is a vote of
+        its client on where the stream is; what the votes decide is admitted."""
+        clock = self.clock
+        if clock.current(ts):
+            self._settle(self.probation.vote(ts, rec.client_id or rec.session_id,
+                                             clock.reach()))
+
+    def _suspect(self, rec: WireRecord) -> bool:
+        """A record whose client's clock is known to be off, or whose client has records on
+        probation: its stamp alone does not say where it belongs."""
+        client = rec.client_id or rec.session_id
+        return client in self.clock.skewed or client in self.probation.clients
+
+    def _take_unfitted(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
+                       arrived: float | None) -> None:
+        """A record that does not fit the stream as stamped: before the clock exists, it
+        waits in the warm-up (_keep_for_warmup); after, its client's clock is judged
+        (_admit)."""
+        if self.warmup is not None:
+            self._keep_for_warmup(ts, kind, raw, rec, arrived)
+        else:
+            self._admit(ts, kind, raw, rec)
+
+    def _sample_stamp(self, ts: float) -> None:
+        """A record taken at its stamp and in the sample (``SAMPLE_MASK``) tells the
+        clock where the stream is; arrivals in the warm-up may make the clock ready, which
+        ends the warm-up."""
+        clock = self.clock
+        clock.sample(ts)
+        if self.warmup is not None and clock.ready:
+            self._end_warmup(judge=True)
+
+    def _keep_for_warmup(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
+                         arrived: float | None) -> None:
+        """Before the clock exists, a record that does not fit waits in the warm-up with the
+        clock as it stood at its arrival; every raw stamp is sampled, and the sample that
+        makes the clock ready ends the warm-up."""
+        clock = self.clock
+        self.warmup.append((ts, kind, raw, rec, clock.at_arrival(), arrived))
+        if kind == _QUERY:
+            clock.note_query(ts)
+        if not int(ts * 1000.0) & SAMPLE_MASK:  # before the clock: every raw stamp
+            clock.sample(ts)
+            if clock.ready:
+                self._end_warmup(judge=True)
+
     def _admit(self, ts: float, kind: int, raw: bytes, rec: WireRecord,
                at: Reference | None = None, judge: bool = True, verdict: int = 0) -> None:
-        """Correct one decoded record's time by its client's clock offset and buffer it, or
-        hold it on probation when it looks ahead of the stream (``verdict``: what probation
-        decided for a held record). Only records whose time stands as stamped move the
-        stream's edge; ``at``: the clock a record held in the warm-up is judged against."""
-        clock = self.clock
+        """Correct one decoded record's time by its client's clock offset (_client_offset)
+        and buffer it, or hold it on probation when it looks ahead of the stream
+        (``verdict``: what probation decided for a held record). Only records whose time
+        stands as stamped move the stream's edge; ``at``: the clock a record held in the
+        warm-up is judged against."""
         client = (rec.client_id or rec.session_id) if judge else None
         if client:
             if not verdict and client in self.probation.clients:  # its client's record waits
                 self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
                 return
-            search = self._search_window(rec) if kind == _EVENT else None
-            offset = known = clock.offset(kind, client)
-            if offset is None:
-                offset, reason = clock.judge(kind, client, ts, search, at)
-                if reason == AHEAD or reason == EVENT_AHEAD:
-                    if not verdict:  # the stream may be there too: other clients will say
-                        self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
-                        return
-                    if verdict != HELD_AHEAD:
-                        offset, reason = 0.0, ""  # they said the stream is there
-                    elif reason == EVENT_AHEAD:
-                        reason = EVENT_VS_SEARCH if search is not None else AHEAD
-                clock.keep(kind, client, offset, reason)
-            elif offset:
-                offset = clock.revise(kind, client, ts, offset, search)
-            if (known is not None or offset or verdict) and ts - offset < clock.watermark:
-                # stale — decided, or held, where the stream was (a sparse stream's front
-                # lags; an idle spell moved it on): it would be lost so
-                offset = clock.rejudge(kind, client, ts)
+            offset = self._client_offset(ts, kind, raw, rec, client, at, verdict)
+            if offset is None:  # held on probation
+                return
             if offset:
                 self._retime(ts - offset, kind, raw, rec, acc.CLIENT_OFFSET)
                 return
+        clock = self.clock
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
             if at is None and not int(ts * 1000.0) & SAMPLE_MASK:  # (warm-up: sampled already)
                 clock.sample(ts)  # it stands as stamped: where the stream is
             self._buffer(ts, kind, rec, raw, True)
+
+    def _client_offset(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
+                       at: Reference | None, verdict: int) -> float | None:
+        """How far the client's clock is off for this record: as known (revised when the
+        stamp explains the record better), else judged now (_judge_client; None: held on
+        probation); re-judged when the corrected time would be stale — decided, or held,
+        where the stream was (a sparse stream's front lags; an idle spell moved it on): the
+        record would be lost so."""
+        clock = self.clock
+        search = self._search_window(rec) if kind == _EVENT else None
+        offset = known = clock.offset(kind, client)
+        if offset is None:
+            offset = self._judge_client(ts, kind, raw, rec, client, at, verdict, search)
+            if offset is None:
+                return None
+        elif offset:
+            offset = clock.revise(kind, client, ts, offset, search)
+        if (known is not None or offset or verdict) and ts - offset < clock.watermark:
+            offset = clock.rejudge(kind, client, ts)
+        return offset
+
+    def _judge_client(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
+                      at: Reference | None, verdict: int,
+                      search: tuple[float, float] | None) -> float | None:
+        """A client's first record of this kind: the stream clock judges its offset and keeps
+        it. One that looks ahead of the stream is held on probation first (the stream may be
+        there too: other clients will say; None); once probation decided, it is ahead only
+        if the votes said so."""
+        clock = self.clock
+        offset, reason = clock.judge(kind, client, ts, search, at)
+        if reason == AHEAD or reason == EVENT_AHEAD:
+            if not verdict:
+                self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
+                return None
+            if verdict != HELD_AHEAD:
+                offset, reason = 0.0, ""  # they said the stream is there
+            elif reason == EVENT_AHEAD:
+                reason = EVENT_VS_SEARCH if search is not None else AHEAD
+        clock.keep(kind, client, offset, reason)
+        return offset
 
     def _retime(self, ts: float, kind: int, raw: bytes, rec: WireRecord, reason: str) -> None:
         """A record at its corrected time ``ts``: it moves none of the stream's references."""

@@ -192,20 +192,30 @@ def _decode_leniently(obj: Any, first_error: msgspec.MsgspecError, record: type[
             return rec
         except msgspec.ValidationError as exc:
             path = _field_path(str(exc))
-            droppable = next((f for p, f in droppable_paths.items() if path.startswith(p)),
-                             None)
-            parent: Any = obj
-            for key in droppable[:-1] if droppable else ():
-                parent = parent.get(key) if isinstance(parent, dict) else None
-            if droppable and isinstance(parent, dict) and droppable[-1] in parent:
-                del parent[droppable[-1]]
-                latency_dropped = latency_dropped or droppable is droppable_paths.get(
-                    _LATENCY_PATH)
-                continue
-            raise Rejected(_reason_for(path), str(exc)[:500]) from None
+            dropped = _drop_field(obj, path, droppable_paths)
+            if dropped is None:
+                raise Rejected(_reason_for(path), str(exc)[:500]) from None
+            latency_dropped = latency_dropped or dropped is droppable_paths.get(_LATENCY_PATH)
         except RecursionError:
             raise Rejected(MALFORMED_JSON, "nested too deeply") from None
     raise Rejected(_reason_for(""), str(first_error))  # unreachable: each retry drops a field
+
+
+def _drop_field(obj: dict[str, Any], path: str, droppable_paths: dict[str, tuple[str, ...]]
+                ) -> tuple[str, ...] | None:
+    """Remove the field at the wrong-typed ``path`` when it is one real producers send wrong
+    and a record is still useful without (``droppable_paths``); the keys dropped, or None
+    when the field is required (the record is then rejected)."""
+    droppable = next((f for p, f in droppable_paths.items() if path.startswith(p)), None)
+    if droppable is None:
+        return None
+    parent: Any = obj
+    for key in droppable[:-1]:
+        parent = parent.get(key) if isinstance(parent, dict) else None
+    if not isinstance(parent, dict) or droppable[-1] not in parent:
+        return None
+    del parent[droppable[-1]]
+    return droppable
 
 
 def _field_path(message: str) -> str:

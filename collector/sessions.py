@@ -55,6 +55,12 @@ ACTIONS = {"click": CLICK, "click_through": CLICK, "add_to_cart": CONVERSION,
            "purchase": CONVERSION, "impression": EXPOSURE, "view": EXPOSURE}
 
 
+def _position(rank: int, offset: int, first_page: bool) -> int:
+    """A click's 1-based position across result pages (``offset``: the results on the pages
+    before its own); 0 when unknown: no rank, or a later page whose page size is not known."""
+    return rank + offset if rank > 0 and (offset or first_page) else 0
+
+
 class Search(msgspec.Struct, gc=False):
     """One search. A session is just ``sessions[session_key]``: its newest search. gc=False
     keeps millions of open searches invisible to the cyclic GC; they hold no cycles."""
@@ -121,17 +127,16 @@ class Sessionizer:
     # -- queries ---------------------------------------------------------------------------
     def on_query(self, rec: WireRecord, ts: float) -> int:
         """A query record, in the order docs/metrics.md decides it: a duplicate, or a page of
-        its session's search (_on_page), or a search — which may reformulate the session's
-        previous one (_reformulates) — counted in its series with its result count
-        (_results), latency, unit bucket (_unit) and store row (_stored), then tracked."""
+        its session's (_session_key) search (_on_page), or a search — which may reformulate
+        the session's previous one (_reformulates) — counted in its series with its result
+        count (_results), latency (_latency), unit bucket (_unit) and store row (_stored),
+        then tracked."""
         key = rec.query_id
         known = self.searches.get(key)
         if known is not None and known.ts >= ts - self.attribution_s:
             return acc.DUPLICATE
         attrs = rec.query_attributes
-        session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
-        if session_key is None:
-            session_key = "\x00" + key  # neither id: a session of its own
+        session_key = self._session_key(rec, attrs, key)
         previous = self.sessions.get(session_key)
         if previous is not None and previous.ts < ts - self.abandonment_s:
             previous = self._newest(previous, ts)
@@ -150,26 +155,40 @@ class Sessionizer:
         if hits is None:
             hits = rec.query_response_objects_ids
         flags, scored = self._results(rec, attrs, series, text.normalized, hits, ts)
-        latency = attrs.latency_ms if attrs is not None else None
-        if latency is not None and latency < 0:
-            # events.INVALID_LATENCY_MS: sent, but not a latency (no timing, for units either)
-            self.stats.data_quality[acc.INVALID_LATENCY] += 1
-            latency = None
-        if latency is not None:
-            series.latency.observe(latency / 1000.0)
+        latency = self._latency(attrs, series)
         experiment = series.experiment
         unit = (None if experiment is None  # an experiment variant: its client's bucket
                 else self._unit(experiment, rec.client_id, flags, latency, ts))
         search = Search(key, session_key, text.normalized, ts, series, flags, unit=unit)
         if self.query_stats is not None:
             self._stored(search, rec.client_id, hits, scored)
-        self.searches[key] = search
+        self.searches[key] = search  # tracked until its deadlines, its session's newest
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:
             self.next_deadline = ts + self.abandonment_s
         self.outcome_due.append(search)
         self.expiry_due.append(search)
         return acc.ACCEPTED
+
+    @staticmethod
+    def _session_key(rec: WireRecord, attrs: QueryAttributes | None, key: str) -> str:
+        """The session a search belongs to: its session id, else its client's id; with
+        neither, a session of its own (its query id, marked so it meets no real id)."""
+        session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
+        return "\x00" + key if session_key is None else session_key
+
+    def _latency(self, attrs: QueryAttributes | None, series: QualitySeries) -> float | None:
+        """The search's latency in milliseconds, observed in its series; None when not sent,
+        or sent as events.INVALID_LATENCY_MS (not a latency: counted as a data-quality issue,
+        and no timing, for units either)."""
+        latency = attrs.latency_ms if attrs is not None else None
+        if latency is None:
+            return None
+        if latency < 0:
+            self.stats.data_quality[acc.INVALID_LATENCY] += 1
+            return None
+        series.latency.observe(latency / 1000.0)
+        return latency
 
     def _reformulates(self, previous: Search, normalized: str, ts: float) -> None:
         """A next search of the session within the window, of another query and with no click
@@ -273,9 +292,10 @@ class Sessionizer:
     def on_event(self, rec: WireRecord, ts: float) -> int:
         """An event, in the order docs/metrics.md decides it: its search (or ignored, or an
         orphan), then an exposure (_exposure), a redelivery (_repeated), engagement of the
-        session (_engage), and its outcome: on a zero-result search only a data-quality issue,
-        else a conversion (_conversion) or a click (_click). Hot path: the steps are methods
-        only where they keep the complexity of each within reach, one call each."""
+        session (_engage), and its outcome: on a zero-result search only a data-quality issue
+        (_on_zero_result), else a conversion (_conversion) or a click (_click) at its position
+        across result pages (_position). Hot path: the steps are methods only where they
+        keep the complexity of each within reach, one call each."""
         action = ACTIONS.get(rec.action_name)
         if action is None:
             self.stats.ignored[acc.UNUSED_ACTION] += 1
@@ -306,15 +326,18 @@ class Sessionizer:
         self._engage(search, ts)
         flags = search.flags
         if flags & ZERO_RESULT:
-            self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
-            search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
+            self._on_zero_result(search, action, flags)
         elif action == CONVERSION:
             self._conversion(search, flags)
         else:
-            # 1-based position across result pages; 0 when unknown (no page size for page > 1)
-            self._click(search, obj, rank + offset if rank > 0 and (offset or target is search)
-                        else 0, ts, flags)
+            self._click(search, obj, _position(rank, offset, target is search), ts, flags)
         return acc.ACCEPTED
+
+    def _on_zero_result(self, search: Search, action: int, flags: int) -> None:
+        """A click or conversion on a search that returned nothing is not an outcome of the
+        search's results: only a data-quality issue, and the search no longer abandoned."""
+        self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
+        search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
 
     def _exposure(self, attrs: EventAttributes | None, search: Search, first_page: bool
                   ) -> None:
@@ -476,26 +499,38 @@ class Sessionizer:
         if t < inf:
             self.units.expire_before(t)
         due = self.outcome_due
-        horizon = t - self.abandonment_s  # deadline < t  ⇔  search.ts < t − window
+        if due and due[0].ts < t - self.abandonment_s:  # deadline < t ⇔ search.ts < t − window
+            self._decide_abandoned(t - self.abandonment_s)
+        expiring = self.expiry_due
+        if expiring and expiring[0].ts < t - self.attribution_s:
+            self._evict_attributed(t - self.attribution_s)
+        self.next_deadline = min(due[0].ts + self.abandonment_s if due else inf,
+                                 expiring[0].ts + self.attribution_s if expiring else inf)
+
+    def _decide_abandoned(self, horizon: float) -> None:
+        """Every search made before ``horizon`` has had its abandonment window: its outcome
+        (abandoned, a zero-result exit, or neither) is decided now, once."""
+        due = self.outcome_due
         while due and due[0].ts < horizon:
             search = due.popleft()
             if not search.flags & DECIDED:
                 self._decide(search)
+
+    def _evict_attributed(self, horizon: float) -> None:
+        """Every search and page made before ``horizon`` has had its attribution window: it
+        is forgotten (an event for it is an orphan from now on), an interleaved search's
+        teams credited first."""
         expiring = self.expiry_due
-        horizon = t - self.attribution_s
-        if expiring and expiring[0].ts < horizon:
-            searches, sessions = self.searches, self.sessions
-            while expiring and expiring[0].ts < horizon:
-                item = expiring.popleft()
-                if searches.get(item.key) is item:  # a gone search's id may be reused
-                    del searches[item.key]
-                if item.__class__ is Search and item.teams is not None:
-                    self._credit(item)
-                # Searches expire in creation order, so a session's newest goes last.
-                if item.__class__ is Search and sessions.get(item.session_key) is item:
-                    del sessions[item.session_key]
-        self.next_deadline = min(due[0].ts + self.abandonment_s if due else inf,
-                                 expiring[0].ts + self.attribution_s if expiring else inf)
+        searches, sessions = self.searches, self.sessions
+        while expiring and expiring[0].ts < horizon:
+            item = expiring.popleft()
+            if searches.get(item.key) is item:  # a gone search's id may be reused
+                del searches[item.key]
+            if item.__class__ is Search and item.teams is not None:
+                self._credit(item)
+            # Searches expire in creation order, so a session's newest goes last.
+            if item.__class__ is Search and sessions.get(item.session_key) is item:
+                del sessions[item.session_key]
 
     @property
     def pending(self) -> int:

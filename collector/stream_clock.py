@@ -275,6 +275,12 @@ class StreamClock:
 
     def _judge(self, kind: int, client: str, ts: float, search: tuple[float, float] | None,
                ref: Reference) -> tuple[float, str]:
+        """(offset, reason) of a client's first record of a kind, judged against ``ref``, in
+        this order: its other clock's offset when that explains it and its stamp does not;
+        an event by its search's window (_judge_by_search); any other record behind the
+        stream, ahead of its edge, or (an event of a search not seen yet) ahead of its
+        client's queries; else on time (a query may then set how far its client's events
+        may lead, _note_lead)."""
         if ref.edge == -inf:  # no clock at all: nothing to judge against
             return 0.0, ""
         other = self.offset(1 - kind, client)
@@ -282,14 +288,7 @@ class StreamClock:
                 and not self._fits(ts, search, ref, client)):  # its other clock explains it
             return other, ""
         if search is not None:
-            query_offset = self.offset(0, client) or 0.0
-            if self._fits(ts - query_offset, search, ref, client):
-                return query_offset, EVENT_VS_SEARCH if query_offset else ""
-            start, end = search
-            offset = ts - min(max(self._moved_to(ref), start), end)
-            if ts >= start and not query_offset:  # later than the stream has reached: the
-                return offset, EVENT_AHEAD  # stream may be there too (a sparse one)
-            return offset, EVENT_VS_SEARCH
+            return self._judge_by_search(client, ts, search, ref)
         if ts < ref.now - self.tolerance:
             return ts - self._moved_to(ref), BEHIND
         spread = self.spread
@@ -299,14 +298,31 @@ class StreamClock:
                           + max(2 * self.tolerance, spread)):
             return ts - self._moved_to(ref), EVENT_AHEAD  # its search not seen yet
         if not kind:
-            front = self._moved_to(ref)
-            lead = ts - front
-            if lead > self.tolerance and lead > spread:
-                # ahead of the typical recent query, within bounds, while the recent queries
-                # are closer together than that (in a sparse stream the next query is simply
-                # later): its events may run as far ahead
-                self._offsets[_LEAD][client] = lead
+            self._note_lead(client, ts, ref)
         return 0.0, ""
+
+    def _judge_by_search(self, client: str, ts: float, search: tuple[float, float],
+                         ref: Reference) -> tuple[float, str]:
+        """An event whose search was seen is judged against that search's window: its
+        client's query offset if that explains it, else the offset that puts it where the
+        stream has reached inside the window — ahead (the stream may be there too, a sparse
+        one) when it is later than that and its client's queries are on time."""
+        query_offset = self.offset(0, client) or 0.0
+        if self._fits(ts - query_offset, search, ref, client):
+            return query_offset, EVENT_VS_SEARCH if query_offset else ""
+        start, end = search
+        offset = ts - min(max(self._moved_to(ref), start), end)
+        if ts >= start and not query_offset:
+            return offset, EVENT_AHEAD
+        return offset, EVENT_VS_SEARCH
+
+    def _note_lead(self, client: str, ts: float, ref: Reference) -> None:
+        """A query ahead of the typical recent query, within bounds, while the recent queries
+        are closer together than that (in a sparse stream the next query is simply later):
+        its client's events may run as far ahead."""
+        lead = ts - self._moved_to(ref)
+        if lead > self.tolerance and lead > self.spread:
+            self._offsets[_LEAD][client] = lead
 
     def _moved_to(self, ref: Reference) -> float:
         return ref.front if ref.front is not None else self._front(ref.now)

@@ -70,15 +70,34 @@ class PartitionEngine:
 
     def feed(self, records: list[Record], max_bytes: int) -> None:
         """Records as (offset, value, arrival): arrival in Unix seconds, None when its
-        timestamp is not to be used (``kafka.record_timestamps``) or missing."""
+        timestamp is not to be used (``kafka.record_timestamps``) or missing. A batch that
+        a replay ends inside is fed in two (_split_at_replay_end); the engine gets the
+        records it can decode (_values), then the offsets and the replay's end are noted."""
+        if self._split_at_replay_end(records, max_bytes):
+            return
+        values, arrivals = self._values(records, max_bytes)
+        self.engine.process_all(values, arrivals)
+        self.last_record = time.monotonic()
+        self._note_buffered(records[0][0])
+        self._end_replays()
+
+    def _split_at_replay_end(self, records: list[Record], max_bytes: int) -> bool:
+        """A replay (of the counters, or of the store's aggregates) that ends inside this
+        batch: the batch is fed in two, since what follows the end must be counted."""
         until = min((h for h in (self.replay_until, self.stats_until) if h is not None),
                     default=None)
-        if until is not None and records[-1][0] >= until > records[0][0]:
-            # A replay ends inside this batch: what follows its end must be counted.
-            split = next(i for i, record in enumerate(records) if record[0] >= until)
-            self.feed(records[:split], max_bytes)
-            self.feed(records[split:], max_bytes)
-            return
+        if until is None or not records[-1][0] >= until > records[0][0]:
+            return False
+        split = next(i for i, record in enumerate(records) if record[0] >= until)
+        self.feed(records[:split], max_bytes)
+        self.feed(records[split:], max_bytes)
+        return True
+
+    def _values(self, records: list[Record], max_bytes: int
+                ) -> tuple[list[bytes], list[float] | None]:
+        """The batch's values and their arrivals, for the engine: an empty or oversized
+        value is rejected here (dead-lettered, counted); one record without an arrival
+        makes the batch's records judged by their stamps alone (None)."""
         values = []
         arrivals: list[float] | None = []
         for offset, value, arrival in records:
@@ -88,18 +107,24 @@ class PartitionEngine:
                 values.append(value)
                 if arrivals is not None:
                     if arrival is None:
-                        arrivals = None  # the batch without: its records judged by stamps
+                        arrivals = None
                     else:
                         arrivals.append(arrival)
             self.next_offset = offset + 1
-        self.engine.process_all(values, arrivals)
-        first = records[0][0]
-        self.last_record = time.monotonic()
+        return values, arrivals
+
+    def _note_buffered(self, first: int) -> None:
+        """Where the batch starting at offset ``first`` stands in event time: the newest time
+        buffered, kept per bucket of offsets (safe_offset drops the buckets behind)."""
         newest = self.engine.buffered_until()
         if self.buckets and first - self.buckets[-1][0] < _BUCKET_RECORDS:
             self.buckets[-1][1] = newest
         else:
             self.buckets.append([first, newest])
+
+    def _end_replays(self) -> None:
+        """A replay past its end: the counters' effects are in the checkpointed counters
+        (reset, dead letters no longer muted), the aggregates' in the store (drained)."""
         if self.replay_until is not None and self.next_offset >= self.replay_until:
             self.engine.reset_counts()  # those effects are in the checkpointed counters
             self.replay_until = None
