@@ -52,8 +52,12 @@ demo: install
 setup: $(PYTHON)
 	PYTHON=$(PYTHON) scripts/setup.sh
 
+# Every test on TEST_WORKERS processes (pytest-xdist; each worker starts the services its tests
+# need on free ports). Most of the suite's time is waiting (brokers, promtool, timed traffic):
+# two workers on two cores roughly halve it (docs/benchmarks.md, "The test suite").
+TEST_WORKERS ?= 2
 test: setup lint
-	$(PYTHON) -m pytest $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # The service-free tests on CHECK_WORKERS processes (pytest-xdist); tests marked `slow`
 # (subprocess waits, long simulations: tens of seconds together) run in `make test` only.
