@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from collector.config import Config, Setting, load_config
 from collector.errors import ConfigError
-from collector.experiment_stats import ExperimentDesign
+from collector.series.experiment_stats import ExperimentDesign
 
 OVERVIEW_DASHBOARD = "searchpulse-overview/search-quality-overview"
 HEALTH_DASHBOARD = "searchpulse-collector/searchpulse-collector-health"

@@ -12,7 +12,7 @@ the right header is known, as a running Prometheus's is): latency of each scrape
 or timed-out scrape, 10 s as Prometheus's default timeout, counts as 10 s). Then the first
 scrape of a right header not seen before, under the same attack: seconds until it succeeds
 (retrying after each 429). Each round runs this server and the baseline commit's
-`collector/http.py` (read with `git show`), in turn.
+`collector/exposition/http.py` (read with `git show`), in turn.
 
 Without attack, in the same child: median seconds of 20 requests with a wrong password for
 the known user and 20 for an unknown one (timing must not tell them apart), and the status of
@@ -160,7 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", default="0873b15",
-                        help="commit whose collector/http.py is the baseline")
+                        help="commit whose collector/exposition/http.py is the baseline")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
@@ -171,7 +171,7 @@ def main() -> None:
                               f"  prometheus2: '{hashed}'\n")
         baseline = directory / "baseline_http.py"
         baseline.write_text(subprocess.run(
-            ["git", "show", f"{args.baseline}:collector/http.py"], check=True,
+            ["git", "show", f"{args.baseline}:collector/exposition/http.py"], check=True,
             capture_output=True, text=True).stdout)
         modules = {"this": Path(__file__).resolve().parents[1] / "collector" / "http.py",
                    args.baseline: baseline}

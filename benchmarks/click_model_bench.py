@@ -27,7 +27,7 @@ from statistics import median
 
 import numpy as np
 
-from feedback import click_model
+from feedback.clicks import click_model
 
 DEPTH, CANDIDATES = 10, 30
 THETA = 1.0 / np.arange(1, DEPTH + 1) ** 0.9

@@ -7,9 +7,9 @@ Each simulation is an independent simulated log (its own seed) of returning user
 heavy-tailed activity (log-normal, σ = 1) and their own click propensity
 (collector/sources/simulator.py, SimulationSpec.users), replayed through the engine; its two
 experiment applications (web, mobile: control / treatment, users randomized 50/50) are two
-independent experiments, read by `searchpulse experiments`' own code (feedback/experiments.py).
-Also measured: Python bytes per tracked unit (tracemalloc), and the experiment families' text
-at the label caps with every unit bucket filled.
+independent experiments, read by `searchpulse experiments`' own code
+(feedback/experiments/verdicts.py). Also measured: Python bytes per tracked unit (tracemalloc), and
+the experiment families' text at the label caps with every unit bucket filled.
 
 * **A/A** (no effect): the share of experiments whose sample-ratio test on units alarms at
   p < 0.001 (target ≤ 0.3 %), and the share whose 95 % interval of the CTR difference covers 0
@@ -40,16 +40,16 @@ from typing import Any
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.experiment_stats import (
+from collector.exposition.metrics import experiment_text
+from collector.series.experiment_stats import (
     SAMPLE_RATIO_P,
     ExperimentDesign,
     chi2_p_value,
     power,
 )
-from collector.metrics import experiment_text
+from collector.series.units import ExperimentUnits, UnitTracker
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.units import ExperimentUnits, UnitTracker
-from feedback.experiments import verdicts
+from feedback.experiments.verdicts import verdicts
 
 CTR = "clicked_searches_per_searches_with_results"
 Z = 1.959963984540054

@@ -49,7 +49,7 @@ GATE_QUERIES = 100_000
 
 REPLAY = ("import sys, time\nfrom collector.config import load_config\n"
           "from collector.replay import replay\n"
-          "import collector.judged_relevance as judged\n"
+          "import collector.series.judged_relevance as judged\n"
           "overrides = {'judgments.file': sys.argv[2]} if len(sys.argv) > 2 else {}\n"
           "config = load_config(environ={}, overrides=overrides)\n"
           "load = 0.0\n"

@@ -35,9 +35,9 @@ from prometheus_client import CollectorRegistry
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.metrics import Exposition
-from collector.personal_data import NOT_SCANNED_YET, PersonalData
-from collector.zero_result_queries import QueryRelease
+from collector.exposition.metrics import Exposition
+from collector.privacy.personal_data import NOT_SCANNED_YET, PersonalData
+from collector.series.zero_result_queries import QueryRelease
 
 APPLICATIONS = 21
 CANDIDATES = 200

@@ -94,11 +94,11 @@ def per_flush(records: int, flushes: int = 2000) -> dict:
     """One small flush (a row) with and without the positions, alternating, on a store that
     holds the whole log's rows (as late in a replay); microseconds, medians of each."""
     from collector.config import load_config
-    from collector.query_stats import QueryRow
     from collector.replay import replay
-    from collector.replay_progress import ReplayProgress
     from collector.sources.files import open_inputs
-    from collector.store_writer import StoreWriter
+    from collector.store.query_stats import QueryRow
+    from collector.store.replay_progress import ReplayProgress
+    from collector.store.store_writer import StoreWriter
 
     log = simulated_log(records)
     url = _fresh((CACHE / "bench-flush-marks.db").resolve())

@@ -32,8 +32,8 @@ import numpy as np
 from tqdm import tqdm
 
 from benchmarks.collector_bench import CACHE, simulated_log
-from collector.query_stats import CLIENT_MARKS
-from collector.query_store import open_store
+from collector.store.query_stats import CLIENT_MARKS
+from collector.store.query_store import open_store
 
 DAYS = 90
 APPLICATIONS = ("web", "mobile", "legacy", "opensearch")
@@ -136,7 +136,7 @@ def child(code: str, *args: str) -> tuple[float, int, float]:
     return elapsed, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
-LOAD_ONLY = ("import sys; from collector.query_store import open_store; "
+LOAD_ONLY = ("import sys; from collector.store.query_store import open_store; "
              "store = open_store(sys.argv[1], read_only=True); "
              "print(len(store.application_totals(sys.argv[2])), "
              "len(store.totals(sys.argv[2], 2)), len(store.query_volumes(sys.argv[2], 2)))")
@@ -151,7 +151,8 @@ REPLAY = ("import sys; from collector.config import load_config; "
 
 
 KEEP_ONLY = ("import sys\nfrom collector.config import load_config\n"
-             "from collector.engine import Engine\nfrom collector.query_stats import QueryStats\n"
+             "from collector.engine import Engine\n"
+             "from collector.store.query_stats import QueryStats\n"
              "from collector.sources.files import read_batches\n"
              "e = Engine(load_config(environ={}), query_stats=QueryStats())\n"
              "for batch in read_batches([sys.argv[1]]):\n    e.process_all(batch)\n"

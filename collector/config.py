@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from collector.errors import ConfigError, MeasureError
-from collector.events import TEAM_ATTRIBUTE
-from collector.redaction import redact
+from collector.ingest.events import TEAM_ATTRIBUTE
+from collector.privacy.redaction import redact
 
 ENV_PREFIX = "SEARCHPULSE_"
 # SEARCHPULSE_* variables that are not settings: the config file, the log level (both read by
@@ -94,7 +94,7 @@ def _linear_patterns(value: list[str]) -> str | None:
 
 
 def _client_marks(value: int) -> str | None:
-    from collector.query_stats import CLIENT_MARKS
+    from collector.store.query_stats import CLIENT_MARKS
 
     if 1 <= value <= CLIENT_MARKS:
         return None
@@ -116,7 +116,7 @@ def _bucket_count(value: int) -> str | None:
 
 
 def _split(value: list[str]) -> str | None:
-    from collector.experiment_stats import parse_split
+    from collector.series.experiment_stats import parse_split
 
     try:
         parse_split(value)
@@ -126,7 +126,7 @@ def _split(value: list[str]) -> str | None:
 
 
 def _variant(value: str) -> str | None:
-    from collector.labels import scrub
+    from collector.series.labels import scrub
 
     if value in ("none", "other") or scrub(value) != value:
         return ("must be a variant label value (letters, digits, _ . : / - only, at most 64; "
@@ -137,7 +137,7 @@ def _variant(value: str) -> str | None:
 def _measures(value: list[str]) -> str | None:
     if not value:
         return None
-    from feedback.measures import parse  # ir_measures parses them
+    from collector.judgments.measures import parse  # ir_measures parses them
 
     try:
         parse(value, "measure")
@@ -147,7 +147,7 @@ def _measures(value: list[str]) -> str | None:
 
 
 def _gate_rules(value: list[str]) -> str | None:
-    from feedback.gate import problem
+    from collector.judgments.gate import problem
 
     return problem(value) if value else None
 

@@ -1,12 +1,12 @@
 """Every exposed metric and every rate of searchpulse, once, as rows of data.
 
 A metric's name, type, help and labels, and a rate's numerator, denominator, title, unit and
-panel are written here and nowhere else: the exposition (collector/metrics.py and the health
-collectors), the recording and alert rules (alerts/rules/), the dashboards
-(dashboards/queries.py), the replay summary (collector/summary.py), the simulator's oracle
-(collector/sources/simulator.py) and the feedback signals (feedback/signals.py) read these rows,
-and tests/collector/test_metric_docs.py checks docs/metrics.md's tables against them. A
-misspelled name is then an ``AttributeError`` or ``KeyError`` at import, not a panel that
+panel are written here and nowhere else: the exposition (collector/exposition/metrics.py and the
+health collectors), the recording and alert rules (alerts/rules/), the dashboards
+(dashboards/queries.py), the replay summary (collector/exposition/summary.py), the simulator's
+oracle (collector/sources/simulator.py) and the feedback signals (feedback/candidates/signals.py)
+read these rows, and tests/collector/test_metric_docs.py checks docs/metrics.md's tables against
+them. A misspelled name is then an ``AttributeError`` or ``KeyError`` at import, not a panel that
 silently shows no data.
 
 This module imports nothing of the project (only prometheus_client), so alerts/, dashboards/ and
@@ -68,7 +68,7 @@ def _quality(name: str, kind: str, attribute: str, help_text: str,
     return Family(PREFIX + name, kind, help_text, labels, attribute)
 
 
-# -- quality series: application × stratum × variant (collector/quality.py) ------------------
+# -- quality series: application × stratum × variant (collector/series/quality.py) -----------------
 SEARCHES = _quality("searches_total", "counter", "searches",
                     "Searches (query records with page absent or 1).")
 ZERO_RESULT_SEARCHES = _quality("zero_result_searches_total", "counter", "zero_result",
@@ -111,9 +111,9 @@ FIRST_CLICK_POSITION = _quality(
 SEARCH_LATENCY = _quality("search_latency_seconds", "histogram", "latency",
                           "Search latency reported in query_attributes.latency_ms.")
 QUALITY_HISTOGRAMS = (TIME_TO_FIRST_CLICK, FIRST_CLICK_POSITION, SEARCH_LATENCY)
-# Judged relevance of the rankings production showed (collector/judged_relevance.py): a summary
-# without quantiles per metric, _sum over judged searches and _count = judged searches, written
-# only for series with a judged search (nothing at all when no judgment set is loaded).
+# Judged relevance of the rankings production showed (collector/series/judged_relevance.py): a
+# summary without quantiles per metric, _sum over judged searches and _count = judged searches,
+# written only for series with a judged search (nothing at all when no judgment set is loaded).
 JUDGED_NDCG = _quality(
     "judged_ndcg_at_10", "summary", "judged_ndcg_sum",
     "NDCG@10 (gain 2^grade-1) of the first page production showed, over searches of judged "
@@ -125,7 +125,7 @@ JUDGED_COVERAGE = _quality(
     "judged_coverage_at_10", "summary", "judged_coverage_sum",
     "Share of the shown top 10 that has a grade, over searches of judged queries.")
 QUALITY_JUDGED = (JUDGED_NDCG, JUDGED_ERR, JUDGED_COVERAGE)
-# Clicks weighted by the inverse of their position's examination (collector/examination.py):
+# Clicks weighted by the inverse of their position's examination (collector/series/examination.py):
 # written only for series with such a click (nothing without an identified curve).
 DEBIASED_CLICKS = _quality(
     "debiased_clicks_total", "counter", "debiased_clicks",
@@ -141,7 +141,7 @@ INTERLEAVING_UNATTRIBUTED = _quality(
     "interleaving_unattributed_clicks_total", "counter", "interleaving_unattributed",
     "Clicks without a team on team-draft interleaved searches.")
 
-# -- experiments at the unit of randomization (collector/units.py) ---------------------------
+# -- experiments at the unit of randomization (collector/series/units.py) --------------------------
 EXPERIMENT_UNITS = Family(
     PREFIX + "experiment_units", "gauge",
     "Distinct clients (client_id) with a search of this experiment variant within the last "
@@ -158,7 +158,7 @@ def _bucket(attribute: str, name: str, help_text: str) -> Family:
                   attribute)
 
 
-# Per unit bucket: the sums the clustered variance is computed from (collector/units.py).
+# Per unit bucket: the sums the clustered variance is computed from (collector/series/units.py).
 BUCKET_COUNTS = (
     _bucket("searches", "searches", "Searches of the variant by clients of this unit bucket."),
     _bucket("zero_result", "zero_result_searches", "Zero-result searches, per unit bucket."),
@@ -182,7 +182,7 @@ EXPERIMENT_INTERLEAVING_TIES = Family(
     "Team-draft interleaved searches whose teams tied, per unit bucket.", BUCKET_LABELS,
     "interleaving_ties")
 
-# -- the pipeline: what became of every record (collector/accounting.py) ---------------------
+# -- the pipeline: what became of every record (collector/ingest/accounting.py) --------------------
 RECORDS = Family(PREFIX + "records_total", "counter",
                  "Records read, by kind and by what became of them.", ("kind", "outcome"))
 INVALID_RECORDS = Family(PREFIX + "invalid_records_total", "counter",
@@ -216,7 +216,7 @@ LABEL_VALUES_FOLDED = Family(
     "label=experiment: experiment variants beyond experiments.max_variants (no unit "
     "statistics).", ("label",))
 
-# -- engine state (collector/view.py gauges) -------------------------------------------------
+# -- engine state (collector/exposition/view.py gauges) --------------------------------------------
 # (family, the key of ``View.gauges``)
 STATE_GAUGES = tuple(
     (Family(PREFIX + key, "gauge", help_text), key) for key, help_text in (
@@ -245,7 +245,7 @@ TOP_ZERO_RESULT_QUERIES_WITHHELD = Family(
 BUILD_INFO = Family(PREFIX + "build_info", "gauge", "searchpulse build information.",
                     ("version", "python"))
 
-# -- the per-query store's writer (collector/store_writer.py) --------------------------------
+# -- the per-query store's writer (collector/store/store_writer.py) --------------------------------
 STORE_FLUSHES = Family(PREFIX + "store_flushes_total", "counter",
                        "Flushes of per-query aggregates the store committed.")
 STORE_FLUSH_FAILURES = Family(
@@ -279,7 +279,7 @@ KAFKA_SINCE_LAST_RECORD = Family(PREFIX + "kafka_seconds_since_last_record", "ga
 KAFKA_CONNECTED = Family(PREFIX + "kafka_connected", "gauge",
                          "1 while the consumer reaches the brokers.")
 
-# -- the click model's curves (collector/examination.py) -------------------------------------
+# -- the click model's curves (collector/series/examination.py) ------------------------------------
 EXAMINATION_PROBABILITY = Family(
     PREFIX + "examination_probability", "gauge",
     "Probability that a result at this position is looked at, relative to the first "
@@ -329,7 +329,7 @@ COUNTS = {count.name: count for count in (
     Count("zero_result_exits", ZERO_RESULT_EXITS.name, "zero_result_exits"),
     Count("clicks", CLICKS.name, "clicks"),
     Count("debiased_clicks", DEBIASED_CLICKS.name, "debiased_clicks"),
-    # judged relevance (collector/judged_relevance.py): summaries of judged searches
+    # judged relevance (collector/series/judged_relevance.py): summaries of judged searches
     Count("judged_searches", f"{JUDGED_NDCG.name}_count", "judged_searches"),
     Count("judged_ndcg_at_10", f"{JUDGED_NDCG.name}_sum", "judged_ndcg_sum"),
     Count("judged_err_at_10", f"{JUDGED_ERR.name}_sum", "judged_err_sum"),
@@ -404,7 +404,7 @@ CLICKS_PER_SEARCH = Rate("clicks_per_search", "clicks", WITH_RESULTS, "Clicks pe
 DEBIASED_CLICKS_PER_SEARCH = Rate("debiased_clicks_per_search", "debiased_clicks", WITH_RESULTS,
                                   "Debiased clicks per search",
                                   "debiased clicks / searches with results", unit="none")
-# the experiments' latency guardrail: per unit bucket only (collector/units.py)
+# the experiments' latency guardrail: per unit bucket only (collector/series/units.py)
 SLOW_SEARCH_SHARE = Rate("slow_search_share", "slow_searches", "timed_searches",
                          "Slow-search share",
                          "searches slower than the guardrail / searches that reported a latency")

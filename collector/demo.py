@@ -17,13 +17,13 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
 from collector.engine import Engine
-from collector.examination import ExaminationCollector, ExaminationFile
-from collector.http import MetricsServer
-from collector.judged_relevance import JudgmentsFile
-from collector.metrics import Exposition
+from collector.exposition.http import MetricsServer
+from collector.exposition.metrics import Exposition
+from collector.exposition.summary import quality_summary
+from collector.series.examination import ExaminationCollector, ExaminationFile
+from collector.series.judged_relevance import JudgmentsFile
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.store_writer import StoreHealthCollector, StoreWriter
-from collector.summary import quality_summary
+from collector.store.store_writer import StoreHealthCollector, StoreWriter
 
 _HEADLINES = (("searches", "searches", "{:,}"), ("zero-result rate", "zero_result_rate", "{:.1%}"),
               ("CTR", "ctr", "{:.1%}"), ("reformulation rate", "reformulation_rate", "{:.1%}"),

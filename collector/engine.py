@@ -16,11 +16,23 @@ from heapq import heappop, heappush
 from itertools import count
 from math import inf
 
-from collector import accounting as acc
-from collector.arrival_clock import ArrivalClock
+from collector.clock.arrival_clock import ArrivalClock
+from collector.clock.probation import AHEAD as HELD_AHEAD
+from collector.clock.probation import UNVOUCHED_S, HeldRecord, Probation
+from collector.clock.stream_clock import (
+    AHEAD,
+    EVENT_AHEAD,
+    EVENT_VS_SEARCH,
+    SAMPLE_MASK,
+    TICKS,
+    Reference,
+    StreamClock,
+)
 from collector.config import Config
-from collector.deadletter import DeadLetterSink, DiscardWithCount
-from collector.events import (
+from collector.exposition.view import View
+from collector.ingest import accounting as acc
+from collector.ingest.deadletter import DeadLetterSink, DiscardWithCount
+from collector.ingest.events import (
     EARLIEST,
     LATEST,
     MISSING_QUERY_ID,
@@ -30,26 +42,14 @@ from collector.events import (
     WireRecord,
     event_time,
 )
-from collector.examination import ExaminationFile
-from collector.judged_relevance import JudgmentsFile
-from collector.probation import AHEAD as HELD_AHEAD
-from collector.probation import UNVOUCHED_S, HeldRecord, Probation
-from collector.quality import SeriesTable, reset_series
-from collector.query_stats import QueryStats
-from collector.sessions import ACTIONS, EXPOSURE, PageAlias, Sessionizer
-from collector.strata import StrataClassifier
-from collector.stream_clock import (
-    AHEAD,
-    EVENT_AHEAD,
-    EVENT_VS_SEARCH,
-    SAMPLE_MASK,
-    TICKS,
-    Reference,
-    StreamClock,
-)
-from collector.units import UnitTracker, reset_experiment
-from collector.view import View
-from collector.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
+from collector.series.examination import ExaminationFile
+from collector.series.judged_relevance import JudgmentsFile
+from collector.series.quality import SeriesTable, reset_series
+from collector.series.strata import StrataClassifier
+from collector.series.units import UnitTracker, reset_experiment
+from collector.series.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
+from collector.sessions.sessionizer import ACTIONS, EXPOSURE, PageAlias, Sessionizer
+from collector.store.query_stats import QueryStats
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
 # the order of application is the same, one call of _release serves many records
@@ -145,7 +145,7 @@ class Engine:
     def process_all(self, raws: Iterable[bytes],
                     arrivals: Sequence[float] | None = None) -> None:
         """Apply records in arrival order; ``arrivals``: when each arrived (Unix seconds: a
-        Kafka record's timestamp, collector/arrival_clock.py), one per record, if known.
+        Kafka record's timestamp, collector/clock/arrival_clock.py), one per record, if known.
 
         The hot path: each record is decoded and classified here, with the names it uses
         as locals (event_time's common case inline), then placed (_place); the rare

@@ -1,6 +1,6 @@
 """Every error class of searchpulse, in one place, each saying what is unusable.
 
-The CLI turns them into exit codes (collector/cli.py ``main`` and the commands' handlers;
+The CLI turns them into exit codes (collector/cli/__init__.py ``main`` and the commands' handlers;
 tests/collector/test_cli_errors.py pins every case): a setting, an argument or a file of
 settings that is unusable is a usage or configuration error (exit 2), an input that cannot be
 read to its end is exit 3, a regression found by ``evaluate``'s gate is exit 4. Each message
@@ -16,17 +16,17 @@ class ConfigError(ValueError):
     """A setting is unknown, malformed or inconsistent; the message names the key."""
 
 
-# raised by collector/http.py
+# raised by collector/exposition/http.py
 class WebConfigError(ConfigError):
     """The web configuration file is unusable; the message names the file and the key."""
 
 
-# raised by collector/strata.py
+# raised by collector/series/strata.py
 class StrataError(ValueError):
     """The strata CSV or titles file is unusable; the message names the file and line."""
 
 
-# raised by collector/query_store.py
+# raised by collector/store/query_store.py
 class StoreError(ValueError):
     """The store is unusable (bad URL, unreachable, not a database); the message names it."""
 
@@ -41,7 +41,7 @@ class InputMismatch(ValueError):
     """An input's records differ from the ones expected at a position (the message says)."""
 
 
-# raised by collector/events.py
+# raised by collector/ingest/events.py
 class Rejected(Exception):
     """The record cannot be used; ``reason`` is a bounded label value, ``detail`` is for people."""
 
@@ -51,26 +51,26 @@ class Rejected(Exception):
         self.detail = detail
 
 
-# raised by feedback/measures.py
+# raised by collector/judgments/measures.py
 class MeasureError(ValueError):
     """A measure name ir_measures cannot parse, or one nothing here can compute."""
 
 
-# raised by feedback/gate.py
+# raised by collector/judgments/gate.py
 class GateError(ValueError):
     """A gate rule that cannot be read; the message names the rule and what is wrong."""
 
 
-# raised by feedback/judgments.py
+# raised by collector/judgments/readers.py
 class JudgmentsError(ValueError):
     """A judgments, topics or run file is unusable; the message names the file and line."""
 
 
-# raised by feedback/clicks_job.py
+# raised by feedback/clicks/job.py
 class ClicksError(ValueError):
     """The store or a previous curve is unusable; the message names it."""
 
 
-# raised by feedback/job.py
+# raised by feedback/candidates/job.py
 class FeedbackError(ValueError):
     """The job cannot run on this input (an empty period, an unusable argument)."""

@@ -10,13 +10,13 @@ from prometheus_client import CollectorRegistry
 from tqdm import tqdm
 
 from collector.config import Config
-from collector.deadletter import DeadLetterFile, DiscardWithCount
 from collector.engine import Engine
 from collector.errors import StoreError
-from collector.examination import ExaminationCollector
-from collector.metrics import Exposition
-from collector.redaction import redact
-from collector.replay_progress import ReplayProgress
+from collector.exposition.metrics import Exposition
+from collector.exposition.summary import replay_summary
+from collector.ingest.deadletter import DeadLetterFile, DiscardWithCount
+from collector.privacy.redaction import redact
+from collector.series.examination import ExaminationCollector
 from collector.sources.files import (
     Input,
     InputError,
@@ -25,8 +25,8 @@ from collector.sources.files import (
     open_inputs,
     read_batches,
 )
-from collector.store_writer import StoreWriter
-from collector.summary import replay_summary
+from collector.store.replay_progress import ReplayProgress
+from collector.store.store_writer import StoreWriter
 
 T = TypeVar("T")
 
@@ -42,7 +42,7 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
            store: str | None = None) -> dict:
     """Feed every record of ``paths`` to a fresh engine, close it and return the summary;
     with a store (``store`` or ``store.url``), the per-query aggregates are written there too,
-    with how far each input got (collector/replay_progress.py): the same command after a
+    with how far each input got (collector/store/replay_progress.py): the same command after a
     crash finishes the replay, and records the store holds are not counted again (the
     summary's ``already_in_store``). An input that cannot be read to its end stops the input
     there; everything read before is counted, flushed and written as usual, and the summary's

@@ -8,7 +8,7 @@ from grafana_foundation_sdk.models.dashboard import Panel
 
 from alerts.config import Profile, duration, percentile
 from collector import definitions as d
-from collector.experiment_stats import RATES, chi2_critical
+from collector.series.experiment_stats import RATES, chi2_critical
 from dashboards import queries as q
 from dashboards.panels import board, link, series_panel, thresholds, variables
 

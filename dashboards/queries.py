@@ -59,7 +59,7 @@ def preference(window: str) -> tuple[str, str]:
 
 def variant_interval(ratio: str, window: str) -> list[tuple[str, str]]:
     """A recorded per-variant rate and its 95 % interval clustered by client (alerts' recording
-    rules, collector/experiment_stats.py)."""
+    rules, collector/series/experiment_stats.py)."""
     return _recorded_band(ratio, window, (("ratio_", "rate"), ("clustered_low_", "95 % low"),
                                           ("clustered_high_", "95 % high")))
 

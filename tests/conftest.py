@@ -13,7 +13,7 @@ import pytest
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.summary import replay_summary
+from collector.exposition.summary import replay_summary
 from testbed.postgres import PostgresServer
 
 T0 = 1_767_600_000.0  # 2026-01-05T08:00:00Z: every hand-built record is T0 + offset seconds

@@ -15,9 +15,9 @@ import pytest
 from collector.cli import EXIT_OK, main
 from collector.config import load_config
 from collector.engine import Engine
-from collector.outcomes import normalize_query
-from collector.query_store import open_store
 from collector.replay import exposition, replay
+from collector.sessions.outcomes import normalize_query
+from collector.store.query_store import open_store
 from tests.conftest import UBI
 
 # Personal data of every kind the detectors know, written as people type it.
@@ -171,7 +171,7 @@ def test_k_anonymity_on_metrics_counts_distinct_clients_not_searches():
 def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised(tmp_path):
     """candidates.csv is for people: OWASP's rule on every text cell; the pool and books never
     carry a document id that is a formula or breaks a TREC line."""
-    from feedback.outputs import neutralized, safe_document, trec_token
+    from feedback.candidates.outputs import neutralized, safe_document, trec_token
 
     for cell in ("=cmd|' /c calc'!a0", "+1", "-2+3", "@sum(a1)", "\tx", "\rx"):
         assert neutralized(cell) == "'" + cell

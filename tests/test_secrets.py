@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from collector.cli import EXIT_OK, main
-from collector.redaction import redact
+from collector.privacy.redaction import redact
 from tests.conftest import UBI
 
 SECRET = "Sw0rdf1sh"
@@ -149,7 +149,7 @@ def test_every_log_record_and_uncaught_traceback_is_redacted(capsys):
     import io
     import sys
 
-    from collector import redaction
+    from collector.privacy import redaction
 
     redaction.install()
     stream = io.StringIO()

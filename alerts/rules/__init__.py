@@ -25,7 +25,7 @@ from alerts.rules.recordings import (
 )
 from collector import definitions as d
 from collector.errors import ConfigError
-from collector.experiment_stats import RATES
+from collector.series.experiment_stats import RATES
 
 __all__ = ["PANELS", "Recordings", "alert_rule", "count_name", "rule_groups"]
 # the rule groups, one module each: importing them registers their builders in BUILDERS

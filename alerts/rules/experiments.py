@@ -19,7 +19,7 @@ from alerts.rules.recordings import (
     Recordings,
     builds,
 )
-from collector.experiment_stats import Rate, chi2_critical
+from collector.series.experiment_stats import Rate, chi2_critical
 
 
 @builds("SearchExperimentSampleRatioMismatch")

@@ -19,14 +19,14 @@ from alerts.config import (
 )
 from collector import definitions as d
 from collector.definitions import COUNTS, RATIOS
-from collector.experiment_stats import RATES, WITH_RESULTS, Rate
+from collector.series.experiment_stats import RATES, WITH_RESULTS, Rate
 
 Rule = dict[str, Any]
 
 # The overview's headline row reads these counts (collector/definitions.py COUNTS).
 HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
                    "reformulated_searches", "abandoned_searches", "searches_with_results")
-# Experiment rates (collector/experiment_stats.py): each per variant with its clustered 95 %
+# Experiment rates (collector/series/experiment_stats.py): each per variant with its clustered 95 %
 # interval and its difference from the control; the guardrails' over the ticket window, the
 # rest over the paging window (the experiments dashboard).
 GUARDRAIL_RATES = tuple(rate for rate in RATES if rate.guardrail)
@@ -100,8 +100,8 @@ class Recordings:
 
     def interleaving(self, window: str) -> tuple[str, str]:
         """Δ of each team against the rest (for two teams: Δ_AB) and the half-width of its
-        95 % interval, per application and variant (collector/interleaving.py), clustered by
-        client: the score of team a in unit bucket b is y_b = wins_a,b + ties_b / 2 of n_b =
+        95 % interval, per application and variant (collector/sessions/interleaving.py), clustered
+        by client: the score of team a in unit bucket b is y_b = wins_a,b + ties_b / 2 of n_b =
         contests_b, and Δ + ½ = Σy / Σn with the buckets' variance (experiment_stats.py),
         expanded as Σy² − 2p·Σyn + p²·Σn² (a bucket where a team won nothing has no series)."""
         sel = self.profile.deployment.selector
@@ -156,9 +156,9 @@ class Recordings:
         return self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
                          f"{above} / ({below} > 0)")
 
-    # -- experiments at the unit of randomization (collector/experiment_stats.py) ------------
+    # -- experiments at the unit of randomization (collector/series/experiment_stats.py) -----------
     def bucket_count(self, count: str, window: str) -> str:
-        """An experiment count per application, variant and unit bucket (collector/units.py)
+        """An experiment count per application, variant and unit bucket (collector/series/units.py)
         over the window."""
         return self._count_of("application_variant_bucket", count, window, lambda c: (
             f"experiment_{c}", f"{d.PREFIX}experiment_{c}_total", ""))

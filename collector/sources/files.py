@@ -10,7 +10,7 @@ complete line before the break; the other inputs are read whole, and only then d
 ``InputError`` name it.
 
 Each input counts the records it has handed on and, for a replay into a store, keeps a running
-digest of them: what the store records of how far it got (collector/replay_progress.py).
+digest of them: what the store records of how far it got (collector/store/replay_progress.py).
 """
 
 from __future__ import annotations

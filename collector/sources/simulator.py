@@ -27,9 +27,9 @@ from itertools import accumulate
 
 import msgspec
 
-from collector.outcomes import REFORMULATION_KINDS, normalize_query, reformulation_kind
-from collector.quality import STRATA, TAIL
-from collector.summary import summarize
+from collector.exposition.summary import summarize
+from collector.series.quality import STRATA, TAIL
+from collector.sessions.outcomes import REFORMULATION_KINDS, normalize_query, reformulation_kind
 
 PAGE_SIZE = 10
 _CHURN = 5000  # of 100,000: the share of result positions showing some other document
@@ -760,7 +760,7 @@ def _engaged(s: _Search, nxt: _Search | None, plan: list[_Search]) -> bool:
 
 class _Totals:
     # the attributes of collector/definitions.py COUNTS, so the summary is computed by the
-    # same rows as the engine's (collector/summary.py)
+    # same rows as the engine's (collector/exposition/summary.py)
     FIELDS = ("searches", "zero_result", "clicked", "clicks", "converted", "abandoned",
               "zero_result_exits", "time_to_first_click_sum", "first_clicks",
               "reciprocal_rank_sum", "ranked_clicked")

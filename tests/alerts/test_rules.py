@@ -16,7 +16,7 @@ from alerts.build import GENERATED, build
 from alerts.config import ALERTS as ALERT_ROWS
 from alerts.config import AlertRow, ConfigError, Profile, Windows, load_profile
 from collector.cli import main as cli
-from collector.quality import latency_buckets
+from collector.series.quality import latency_buckets
 from dashboards.build import GENERATED as DASHBOARDS
 from testbed.process import require
 

@@ -14,9 +14,9 @@ import urllib.request
 import bcrypt
 import pytest
 
-from collector import basic_auth
-from collector.basic_auth import BasicAuth, Verdict
-from collector.http import MetricsServer, WebConfig
+from collector.exposition import basic_auth
+from collector.exposition.basic_auth import BasicAuth, Verdict
+from collector.exposition.http import MetricsServer, WebConfig
 
 
 def header(user: str, password: str | bytes) -> str:
@@ -127,7 +127,7 @@ def test_an_over_long_password_gets_401_over_http(tmp_path):
 
 
 def test_a_full_bcrypt_queue_answers_429_late_over_http(tmp_path, monkeypatch):
-    from collector import http
+    from collector.exposition import http
 
     monkeypatch.setattr(basic_auth, "QUEUE", 0)  # every header not seen before: busy
     monkeypatch.setattr(http, "BUSY_DELAY_S", 0.2)

@@ -11,7 +11,7 @@ import socket
 import pytest
 
 from collector.cli import main
-from collector.query_store import open_store
+from collector.store.query_store import open_store
 
 UNKNOWN = "SEARCHPULSE_WINDOWS_ABANDONMNT_S"
 

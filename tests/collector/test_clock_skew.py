@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from collector.config import load_config
 from collector.engine import Engine
+from collector.exposition.summary import replay_summary
 from collector.replay import replay
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.summary import replay_summary
 
 DAY = 86_400.0
 SKEWED = "skewed"  # the application the chosen clients are moved to, in both runs

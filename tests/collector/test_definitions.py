@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collector.summary import replay_summary as summary
+from collector.exposition.summary import replay_summary as summary
 
 
 def test_search_with_click_counts_ctr_time_to_first_click_and_reciprocal_rank(ubi, run):

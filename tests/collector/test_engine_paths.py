@@ -9,12 +9,12 @@ import threading
 
 import pytest
 
-from collector import accounting as acc
 from collector.config import load_config
 from collector.engine import Engine
-from collector.sessions import Sessionizer
+from collector.exposition.summary import replay_summary
+from collector.ingest import accounting as acc
+from collector.sessions.sessionizer import Sessionizer
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.summary import replay_summary
 from tests.conftest import UBI, RecordingDeadLetters
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector.events import Rejected, decode, event_time
+from collector.ingest.events import Rejected, decode, event_time
 
 
 def ts_of(raw: bytes) -> float:

@@ -12,8 +12,8 @@ import pytest
 
 from collector import watched_file
 from collector.config import ConfigError, load_config
-from collector.examination import ExaminationFile, parse
 from collector.replay import exposition
+from collector.series.examination import ExaminationFile, parse
 from tests.conftest import examination_file
 
 

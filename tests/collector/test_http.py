@@ -18,7 +18,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from collector.config import ConfigError
-from collector.http import MetricsServer, WebConfig, WebConfigError, listen_address
+from collector.exposition.http import MetricsServer, WebConfig, WebConfigError, listen_address
 
 
 def registry() -> Callable[[], bytes]:
@@ -132,7 +132,9 @@ def test_listen_address_forms():
 
 @pytest.mark.parametrize("command", ["collect", "demo"])
 def test_every_serving_command_takes_the_exporter_flags(command, tmp_path):
-    from collector.cli import _settings, _web, build_parser
+    from collector.cli import build_parser
+    from collector.cli.live import _web
+    from collector.cli.options import read_settings as _settings
 
     args = build_parser().parse_args([command, "--web.listen-address", "127.0.0.1:9100",
                                       "--web.config.file", str(tmp_path / "web.yml")])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from collector.config import ConfigError, load_config
-from collector.interleaving import outcome
+from collector.sessions.interleaving import outcome
 
 
 def tagged(ubi, qid, at, team, key="search_config", obj="d1", **kw):
@@ -77,7 +77,7 @@ def test_delta_and_interval_by_hand():
     computation over the unit buckets' scores: y_b = wins + ties/2 of n_b contests."""
     import math
 
-    from collector.experiment_stats import interleaving_preference, t_quantile
+    from collector.series.experiment_stats import interleaving_preference, t_quantile
 
     buckets = [({"a": 30, "b": 10}, 10), ({"a": 20, "b": 25}, 5), ({"b": 5}, 5)]
     y = [35.0, 22.5, 2.5]
@@ -101,7 +101,7 @@ def test_simulated_preference_is_recovered(truth, verdict):
     Δ_A = −Δ_B."""
     from collector.config import load_config
     from collector.engine import Engine
-    from collector.experiment_stats import interleaving_preference, t_quantile
+    from collector.series.experiment_stats import interleaving_preference, t_quantile
     from collector.sources.simulator import SimulationSpec, Simulator
 
     engine = Engine(load_config(environ={}))

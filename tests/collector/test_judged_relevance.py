@@ -10,7 +10,7 @@ import pytest
 
 from collector import watched_file
 from collector.config import ConfigError
-from collector.judged_relevance import JudgedQuery, JudgedRankings, JudgmentsFile
+from collector.series.judged_relevance import JudgedQuery, JudgedRankings, JudgmentsFile
 
 HEADER = "application,query,doc_id,rater,grade\n"
 

@@ -12,7 +12,7 @@ import pytest
 from kafka.errors import KafkaTimeoutError
 
 from collector.config import load_config
-from collector.events import OVERSIZED
+from collector.ingest.events import OVERSIZED
 from collector.sources.kafka import checkpoints as checkpoints_module
 from collector.sources.kafka.checkpoints import Checkpoints, checkpoint_key
 from collector.sources.kafka.partition import _REPLAY_MARGIN, DeadLetterTopic, PartitionEngine

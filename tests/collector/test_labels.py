@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collector.labels import CappedLabel, scrub
+from collector.series.labels import CappedLabel, scrub
 
 
 def test_cap_folds_new_values_into_other_and_counts_them():

@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from collector.http import MetricsServer
+from collector.exposition.http import MetricsServer
 from collector.replay import exposition
 from tests.conftest import examination_file as _examination
 
@@ -128,8 +128,8 @@ def quality_families_by_prometheus_client(series) -> bytes:
     )
 
     from collector import definitions as d
-    from collector.metrics import _cumulative
-    from collector.outcomes import REFORMULATION_KINDS
+    from collector.exposition.metrics import _cumulative
+    from collector.sessions.outcomes import REFORMULATION_KINDS
 
     labels = ("application", "stratum", "variant")
 
@@ -197,7 +197,7 @@ def quality_families_by_prometheus_client(series) -> bytes:
 
 
 def test_quality_text_is_byte_for_byte_what_prometheus_client_writes(ubi, engine, tmp_path):
-    from collector.metrics import quality_text
+    from collector.exposition.metrics import quality_text
 
     judgments = tmp_path / "judgments.csv"
     judgments.write_text("application,query,doc_id,rater,grade\n,shoes,d2,ann,3\n"

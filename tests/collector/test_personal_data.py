@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector import check_digits
-from collector import personal_data as pd
-from collector.personal_data import PersonalData
+from collector.privacy import check_digits
+from collector.privacy import personal_data as pd
+from collector.privacy.personal_data import PersonalData
 
 FOUND = [
     # e-mail, plain and in every disguise people use

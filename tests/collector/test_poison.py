@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from collector import accounting as acc
 from collector.config import load_config
 from collector.engine import Engine
+from collector.ingest import accounting as acc
 from collector.replay import exposition
 from tests.conftest import T0, RecordingDeadLetters
 

@@ -1,14 +1,14 @@
-"""Probation (collector/probation.py) and the arrival clock (collector/arrival_clock.py): the
-pure rules by which a record that looks ahead of the stream, or off by its own arrival, is
-decided."""
+"""Probation (collector/clock/probation.py) and the arrival clock
+(collector/clock/arrival_clock.py): the pure rules by which a record that looks ahead of the stream,
+or off by its own arrival, is decided."""
 
 from __future__ import annotations
 
 import pytest
 
-from collector.arrival_clock import MIN_SAMPLES, ArrivalClock
-from collector.probation import AHEAD, CAP, FITS, STANDS, HeldRecord, Probation
-from collector.summary import replay_summary
+from collector.clock.arrival_clock import MIN_SAMPLES, ArrivalClock
+from collector.clock.probation import AHEAD, CAP, FITS, STANDS, HeldRecord, Probation
+from collector.exposition.summary import replay_summary
 from tests.conftest import T0
 
 T = 1_767_600_000.0

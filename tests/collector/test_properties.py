@@ -8,8 +8,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from collector.exposition.summary import replay_summary
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.summary import replay_summary
 
 _STATELESS_FIXTURES = [HealthCheck.function_scoped_fixture]  # factories, no state across runs
 QUERIES = ["shoes", "shoe", "running shoes", "tent", "Tent", "lamp", "desk lamp", "x"]

@@ -4,9 +4,9 @@ applications), what the budget did not reach withheld as ``not_scanned_yet`` and
 
 from __future__ import annotations
 
-from collector import personal_data as pd
-from collector.personal_data import PersonalData
-from collector.zero_result_queries import QueryRelease
+from collector.privacy import personal_data as pd
+from collector.privacy.personal_data import PersonalData
+from collector.series.zero_result_queries import QueryRelease
 
 
 class CountingDetectors(PersonalData):

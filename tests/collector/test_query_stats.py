@@ -19,11 +19,11 @@ from prometheus_client import CollectorRegistry
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.query_stats import QueryRow, QueryStats
-from collector.query_store import StoreError, open_store
 from collector.replay import replay
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.store_writer import StoreHealthCollector, StoreWriter
+from collector.store.query_stats import QueryRow, QueryStats
+from collector.store.query_store import StoreError, open_store
+from collector.store.store_writer import StoreHealthCollector, StoreWriter
 
 SUMS = {"searches": "searches", "zero_result_searches": "zero_result",
         "clicked_searches": "clicked", "clicks": "clicks", "converted_searches": "converted",
@@ -128,9 +128,9 @@ def test_offsets_commit_with_the_rows_and_a_failed_flush_keeps_them(store_url):
 
 _FLUSHER = textwrap.dedent("""
     import sys
-    from collector.query_stats import QueryStats
-    from collector.store_writer import StoreHealthCollector, StoreWriter
-    from collector.query_store import open_store
+    from collector.store.query_stats import QueryStats
+    from collector.store.store_writer import StoreHealthCollector, StoreWriter
+    from collector.store.query_store import open_store
 
     writer = StoreWriter(open_store(sys.argv[1]), 60.0, 10**9)
     def batch(n, offset):

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from collector.query_store import open_store
+from collector.store.query_store import open_store
 from tests.collector.test_properties import without_sparse_tail_retiming
 
 REPLAY_KEYS = {

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.query_store import StoreError, open_store
 from collector.replay import replay
 from collector.sources import files
 from collector.sources.simulator import SimulationSpec, Simulator
+from collector.store.query_store import StoreError, open_store
 
 ITEMS = ("shown", "clicked_documents", "reformulations", "clients", "shown_at", "clicked_at")
 FLUSH_EVERY_BATCH = {"store.flush_rows": 1}

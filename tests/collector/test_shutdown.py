@@ -91,7 +91,7 @@ def _drawn(process: subprocess.Popen, timeout_s: float = 60.0) -> str:
                           (False, signal.SIGTERM)])
 def test_the_demo_stops_with_its_summary_on_sigint_even_if_started_ignoring_it(
         ignore_sigint, signal_number, tmp_path):
-    from collector.query_store import open_store
+    from collector.store.query_store import open_store
 
     process = _demo(tmp_path, ignore_sigint)
     errors = _drawn(process)  # its handlers are installed: a signal before is the launcher's

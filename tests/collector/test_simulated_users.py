@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
+from collector.exposition.summary import replay_summary
 from collector.sources.simulator import SimulationSpec, Simulator, personal
-from collector.summary import replay_summary
 from tests.collector.test_properties import _rounded, without_sparse_tail_retiming
 
 

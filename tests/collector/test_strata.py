@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from collector.quality import HEAD, KNOWN_ITEM, TAIL, TORSO
-from collector.strata import HeavyHitters, StrataClassifier, StrataError, load_strata_csv
+from collector.series.quality import HEAD, KNOWN_ITEM, TAIL, TORSO
+from collector.series.strata import HeavyHitters, StrataClassifier, StrataError, load_strata_csv
 
 
 @pytest.mark.parametrize("query", ["B07XLFYN6S", "wh-1000xm4", "K1234567-A12", "RTX4090",
@@ -84,7 +84,7 @@ def test_the_sku_rule_is_the_lookahead_pattern_it_replaces():
     import random
     import re
 
-    from collector.strata import is_sku
+    from collector.series.strata import is_sku
 
     reference = re.compile(
         r"(?=[a-z0-9._/-]{5,20}$)(?=[^ ]*\d)(?=[^ ]*[a-z])[a-z0-9]+(?:[-._/][a-z0-9]+)*")

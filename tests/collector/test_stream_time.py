@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.query_stats import QueryStats
-from collector.sessions import ACTIONS
+from collector.exposition.summary import replay_summary
+from collector.sessions.sessionizer import ACTIONS
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.summary import replay_summary
+from collector.store.query_stats import QueryStats
 
 HOUR = 3600.0
 DAY = 24 * HOUR

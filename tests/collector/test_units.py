@@ -1,6 +1,6 @@
-"""Experiment units and unit buckets (collector/units.py) on hand-built sessions: exact counts
-per client and bucket, the sliding window, the memory cap, merging engines and checkpoints, the
-exposition; and on simulated traffic, each bucket equal to a replay of only its clients."""
+"""Experiment units and unit buckets (collector/series/units.py) on hand-built sessions: exact
+counts per client and bucket, the sliding window, the memory cap, merging engines and checkpoints,
+the exposition; and on simulated traffic, each bucket equal to a replay of only its clients."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import zlib
 
 import pytest
 
-from collector.accounting import INVALID_LATENCY
 from collector.config import load_config
 from collector.engine import Engine
+from collector.exposition.view import merge_views, view_from_dict, view_to_dict
+from collector.ingest.accounting import INVALID_LATENCY
 from collector.replay import exposition
-from collector.units import UNIT_NOT_TRACKED, bucket_of
-from collector.view import merge_views, view_from_dict, view_to_dict
+from collector.series.units import UNIT_NOT_TRACKED, bucket_of
 from tests.collector.test_metrics import Scrape
 from tests.conftest import T0
 

@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from alerts.build import GENERATED as RULES_GENERATED
 from collector.cli import main
 from collector.sources.kafka.health import KafkaHealthCollector
-from collector.store_writer import StoreHealthCollector
+from collector.store.store_writer import StoreHealthCollector
 from dashboards.build import GENERATED as DASHBOARDS_GENERATED
 from tests.conftest import examination_file
 from tests.dashboards.test_dashboards import VARIABLES, selectors
@@ -162,7 +162,7 @@ def test_the_experiment_design_the_rules_and_panels_read_is_the_report_s(tmp_pat
     experiments dashboard from the same profile: the control every difference is taken from,
     the designed split the sample-ratio test expects, the guardrail margin the ticket fires at
     and the panel names, the t of B − 1 degrees of freedom, the unit window."""
-    from collector.experiment_stats import t_quantile
+    from collector.series.experiment_stats import t_quantile
 
     out = generate(tmp_path, monkeypatch, *PROFILES["experiment design moved"])
     rules = rules_of(out)

@@ -15,7 +15,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from collector.cli import EXIT_OK, main
-from feedback.agreement import ALL, HUMANS, agreement, ordinal_alpha, weighted_kappa
+from feedback.judging.agreement import ALL, HUMANS, agreement, ordinal_alpha, weighted_kappa
 
 NAN = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the 4 observers × 12
@@ -155,10 +155,10 @@ def test_cli_agreement_table_json_and_html(tmp_path):
 
 
 def test_pairwise_alpha_bands_disputed_pairs_and_the_judges_bias(tmp_path):
-    from feedback.agreement import bias_by_grade, pairwise_alpha
-    from feedback.agreement_report import band
-    from feedback.disputes import disputed, write_csv
-    from feedback.judgment_set import combine, round_half_up
+    from collector.judgments.judgment_set import combine, round_half_up
+    from feedback.judging.agreement import bias_by_grade, pairwise_alpha
+    from feedback.judging.agreement_report import band
+    from feedback.judging.disputes import disputed, write_csv
 
     grades = _panel()
     raters, matrix = pairwise_alpha(grades, 3, 30)

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from collector.config import load_config
-from collector.query_store import open_store
+from collector.judgments.readers import Sources, read_judgments
 from collector.replay import replay
-from feedback import click_model
-from feedback.clicks_job import EXAMINATION_FILE, ClicksError, ClicksRequest, run_clicks
-from feedback.job import FeedbackError, FeedbackRequest, run_feedback
-from feedback.judgments import Sources, read_judgments
-from feedback.pooling import pool
+from collector.store.query_store import open_store
+from feedback.candidates.job import FeedbackError, FeedbackRequest, run_feedback
+from feedback.candidates.pooling import pool
+from feedback.clicks import click_model
+from feedback.clicks.job import EXAMINATION_FILE, ClicksError, ClicksRequest, run_clicks
 
 DEPTH = 10
 TRUE_CURVE = 1.0 / np.arange(1, DEPTH + 1) ** 0.7  # θ_1 = 1 already
@@ -92,7 +92,7 @@ def test_a_group_without_enough_moving_pairs_gets_no_curve_and_em_says_it_did_no
 def test_clicks_on_a_store_whose_rankings_never_move_publishes_no_curve(tmp_path, caplog):
     """The simulator's case: every document at one position. No curve, no debiased relevance,
     the reason in the file and the log; the collector reads the file and weighs nothing."""
-    from collector.examination import parse
+    from collector.series.examination import parse
 
     log = tmp_path / "still.jsonl"
     lines, t = [], DAY0 * 1000

@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 
 from collector.cli import EXIT_INPUT, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, main
 from collector.config import ConfigError, load_config
-from feedback.randomization import paired
+from feedback.evaluate.randomization import paired
 
 MEASURES = ["nDCG@10", "R@100", "P(rel=2)@5", "AP", "ERR@10"]
 
@@ -93,8 +93,8 @@ def test_trec_qrels_and_runs_need_no_topics_and_score_as_ir_measures_does(tmp_pa
 
 
 def test_ndcg_with_and_without_gains_together_each_as_alone():
-    """ir_measures 0.4.3 can swap the two when asked together (feedback/measures.py)."""
-    from feedback.measures import Ranked, defaults, parse, score
+    """ir_measures 0.4.3 can swap the two when asked together (collector/judgments/measures.py)."""
+    from collector.judgments.measures import Ranked, defaults, parse, score
 
     rankings = [Ranked(["a", "b", "c"], {"a": 0, "b": 3, "c": 1}),
                 Ranked(["c", "a"], {"a": 2, "c": 0, "d": 3})]
@@ -261,10 +261,10 @@ def test_any_query_text_keeps_the_xml_and_the_markdown_whole(query, application)
     summary's tables has its header's cells, and no text becomes HTML or a link."""
     import pandas as pd
 
-    from feedback import ci_report
-    from feedback.evaluate import Rankings, evaluate
-    from feedback.gate import Rule
-    from feedback.measures import parse
+    from collector.judgments.gate import Rule
+    from collector.judgments.measures import parse
+    from feedback.evaluate import ci_report
+    from feedback.evaluate.scoring import Rankings, evaluate
 
     final = pd.DataFrame({"application": [application, application, "x"],
                           "query": [query, query, "other"], "doc_id": ["d1", "d2", "d1"],

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from collector.cli import main
-from collector.experiment_stats import (
+from collector.series.experiment_stats import (
     RATES,
     Estimate,
     ExperimentDesign,
@@ -23,7 +23,7 @@ from collector.experiment_stats import (
     t_quantile,
     verdict,
 )
-from feedback.experiments import from_exposition, verdicts
+from feedback.experiments.verdicts import from_exposition, verdicts
 from tests.conftest import UBI
 
 # client → (variant, [clicked?] per search): CTR per client differs (clustered behaviour)

@@ -20,7 +20,7 @@ from trectools import TrecQrel
 from collector.cli import EXIT_OK, main
 from collector.config import load_config
 from collector.replay import replay
-from feedback.handoff import SRW_MAX_QUERIES, file_stem, quepid_line, write_query_sets
+from feedback.candidates.handoff import SRW_MAX_QUERIES, file_stem, quepid_line, write_query_sets
 from tests.conftest import UBI
 
 SHARED = "camping tent"  # typed in both applications: two queries in every tool

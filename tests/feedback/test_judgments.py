@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from feedback.judgment_set import JudgmentSet, combine, round_half_up
-from feedback.judgments import (
+from collector.judgments.judgment_set import JudgmentSet, combine, round_half_up
+from collector.judgments.readers import (
     JudgmentsError,
     Sources,
     read_judgments,

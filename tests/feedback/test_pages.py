@@ -230,7 +230,7 @@ def test_the_feedback_report(browser, report_page):
 
 
 def test_summary_facts_are_worded():
-    from feedback.report_narrative import counts, listed
+    from feedback.candidates.report_narrative import counts, listed
 
     assert counts({"fewer_distinct_clients": 865, "email": 1}) == \
         "865 fewer distinct clients, 1 email"

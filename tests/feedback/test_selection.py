@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from feedback.selection import CALIBRATION, FAILING, SelectionRules, select
+from feedback.candidates.selection import CALIBRATION, FAILING, SelectionRules, select
 
 
 def _frame() -> pd.DataFrame:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from feedback.signals import add_signals, wilson_lower, z_score
+from feedback.candidates.signals import add_signals, wilson_lower, z_score
 
 
 def test_wilson_lower_bound_known_values():

@@ -1,5 +1,5 @@
 """Every SRW body we write passes SRW's own text validation, transcribed here from its source
-(independently of feedback/srw_text.py) and checked against the cases of SRW's own tests.
+(independently of collector/judgments/srw_text.py) and checked against the cases of SRW's own tests.
 
 Source: opensearch-project/search-relevance,
 src/main/java/org/opensearch/searchrelevance/utils/TextValidationUtil.java at
@@ -23,9 +23,11 @@ from hypothesis import strategies as st
 
 from collector.cli import main
 from collector.config import load_config
+from collector.judgments import srw_text
 from collector.replay import replay
-from feedback import clicks_job, handoff, srw_text
-from feedback.handoff import write_query_sets, write_srw_judgments
+from feedback.candidates import handoff
+from feedback.candidates.handoff import write_query_sets, write_srw_judgments
+from feedback.clicks import job as clicks_job
 from tests.conftest import UBI
 
 

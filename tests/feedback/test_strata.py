@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from collector.strata import StrataClassifier, load_strata_csv
-from feedback.strata import listed_strata, query_strata, stratum_names, write_strata_csv
+from collector.series.strata import StrataClassifier, load_strata_csv
+from feedback.candidates.strata import listed_strata, query_strata, stratum_names, write_strata_csv
 
 
 def test_cumulative_share_and_known_item(tmp_path):

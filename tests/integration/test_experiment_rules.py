@@ -21,10 +21,10 @@ import pytest
 from alerts.build import GENERATED as ALERTS
 from collector.config import load_config
 from collector.engine import Engine
-from collector.experiment_stats import RATES, ExperimentDesign
 from collector.replay import exposition
+from collector.series.experiment_stats import RATES, ExperimentDesign
 from collector.sources.simulator import SimulationSpec, Simulator
-from feedback.experiments import from_exposition, from_logs, verdicts
+from feedback.experiments.verdicts import from_exposition, from_logs, verdicts
 from testbed.monitoring import Prometheus
 from testbed.process import free_port
 

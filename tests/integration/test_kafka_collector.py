@@ -21,11 +21,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.query_store import open_store
+from collector.exposition.view import view_from_dict
 from collector.sources.kafka.checkpoints import checkpoint_key, read_checkpoints
 from collector.sources.kafka.producer import record_key
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.view import view_from_dict
+from collector.store.query_store import open_store
 from testbed.kafka import KafkaBroker
 from testbed.process import Service, free_port
 

@@ -33,17 +33,17 @@ from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssi
 from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
-from collector import accounting as acc
 from collector.config import Config
 from collector.engine import Engine
-from collector.examination import ExaminationFile
-from collector.judged_relevance import JudgmentsFile
+from collector.exposition.view import View, merge_views, view_from_dict, view_to_dict
+from collector.ingest import accounting as acc
+from collector.series.examination import ExaminationFile
+from collector.series.judged_relevance import JudgmentsFile
+from collector.series.zero_result_queries import QueryRelease
 from collector.sources.kafka.checkpoints import Checkpoints
 from collector.sources.kafka.connection import client_options, close_client, ensure_topics
 from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
-from collector.store_writer import StoreWriter
-from collector.view import View, merge_views, view_from_dict, view_to_dict
-from collector.zero_result_queries import QueryRelease
+from collector.store.store_writer import StoreWriter
 
 log = logging.getLogger(__name__)
 _POLL_TIMEOUT_MS = 200

@@ -7,11 +7,11 @@ from collections import deque
 
 from kafka import KafkaProducer
 
+from collector.clock.stream_clock import SAMPLE_MASK, WINDOW
 from collector.engine import Engine
-from collector.events import OVERSIZED
-from collector.query_stats import QueryStats
-from collector.stream_clock import SAMPLE_MASK, WINDOW
-from collector.view import View
+from collector.exposition.view import View
+from collector.ingest.events import OVERSIZED
+from collector.store.query_stats import QueryStats
 
 Record = tuple[int, bytes | None, float | None]  # offset, value, arrival (Unix seconds)
 _BUCKET_RECORDS = 5000  # offsets per safe-offset bucket: bounded memory, coarse safe offsets

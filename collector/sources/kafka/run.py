@@ -12,13 +12,13 @@ from kafka.errors import KafkaError
 from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
-from collector.examination import ExaminationCollector
-from collector.http import MetricsServer
-from collector.metrics import Exposition
+from collector.exposition.http import MetricsServer
+from collector.exposition.metrics import Exposition
+from collector.exposition.view import View
+from collector.series.examination import ExaminationCollector
 from collector.sources.kafka.consumer import KafkaCollector
 from collector.sources.kafka.health import KafkaHealthCollector
-from collector.store_writer import StoreHealthCollector
-from collector.view import View
+from collector.store.store_writer import StoreHealthCollector
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class _Holder:
     source: KafkaCollector | None = None
 
     def view(self) -> View:
-        from collector.accounting import PipelineStats
+        from collector.ingest.accounting import PipelineStats
 
         if self.source is None:
             return View(series=[], stats=PipelineStats(), folded={})

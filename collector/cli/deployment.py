@@ -1,0 +1,156 @@
+"""What a deployment runs: its rules and dashboards (``generate``), its experiment verdicts
+(``experiments``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from collector.cli import arguments as kind
+from collector.cli.options import EXIT_INPUT, EXIT_OK, add_common, log, read_settings
+from collector.config import Setting, describe
+
+# generate's flags that are shorthands for one alerts.deployment setting each
+DEPLOYMENT_FLAGS = ("runbook_base", "grafana_base", "pager_url", "ticket_url", "selector")
+
+
+def deployment_profile(args: argparse.Namespace, strict: bool = False,
+                       **flags: Any) -> tuple[Any, Any]:
+    """The settings with every alerts.* setting, and the deployment profile they describe
+    (validated: a contradicting window pair or an impossible threshold is a ConfigError)."""
+    from alerts.config import SETTINGS as ALERT_SETTINGS
+    from alerts.config import from_config
+
+    config = read_settings(args, extra=ALERT_SETTINGS, strict=strict, **flags)
+    return config, from_config(config)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from alerts import build as rules
+    from dashboards import build as dashboards
+
+    _, profile = deployment_profile(args, **{f"alerts.deployment.{flag}": getattr(args, flag)
+                                             for flag in DEPLOYMENT_FLAGS})
+    out = Path(args.out)
+    boards = Path(args.dashboards_out) if args.dashboards_out else out / "dashboards"
+    for path in (*rules.build(out, profile), *dashboards.build(boards, profile)):
+        print(path)
+    return EXIT_OK
+
+
+def cmd_experiments(args: argparse.Namespace) -> int:
+    from collector.series.experiment_stats import ExperimentDesign
+    from feedback.experiments.report import page
+    from feedback.experiments.verdicts import from_exposition, from_logs, text, verdicts
+
+    config = read_settings(args)
+    design = ExperimentDesign.from_config(config)
+    input_error = None
+    for path in [args.metrics] if args.metrics else args.files:
+        problem = kind.unreadable(path)
+        if problem:
+            log.error("input %s: %s", path, problem)
+            return EXIT_INPUT
+    if args.metrics:
+        with open(args.metrics, encoding="utf-8") as handle:
+            experiments = from_exposition(handle.read(), design.unit_buckets)
+    else:
+        progress = args.progress if args.progress is not None else sys.stderr.isatty()
+        experiments, input_error = from_logs(args.files, config, progress)
+    report = verdicts(experiments, design)
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as handle:
+            handle.write(page(report))
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text(report))
+    if input_error:
+        log.error("%s", input_error)
+        return EXIT_INPUT
+    if not report["applications"]:
+        log.error("no experiment in the input: no search has a variant other than none")
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+def _profile_settings() -> tuple[Setting, ...]:
+    """The settings a deployment profile is read from: every alerts.* setting, the latency
+    guardrail and the experiment design (the collector's, which the rules must agree with)."""
+    from alerts.config import SETTINGS
+    from collector.series.experiment_stats import ExperimentDesign
+
+    collector = {s.key: s for s in describe()}
+    return (*SETTINGS, collector["metrics.latency_guardrail_s"],
+            *(collector[key] for key in ExperimentDesign.keys()))
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """What a deployment runs: its rules and dashboards (generate), its experiment
+    verdicts (experiments)."""
+    p = sub.add_parser(
+        "generate", help="write the alert rules, Alertmanager config and dashboards of a "
+                         "deployment",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Generate, from one deployment profile (the config file's [metrics],\n"
+                    "[experiments] and [alerts.*] tables, SEARCHPULSE_*, --set), the\n"
+                    "Prometheus rules, the Alertmanager configuration and the Grafana\n"
+                    "dashboards: every recording rule a panel reads is generated, every\n"
+                    "threshold a panel draws is the one its alert fires at; the experiment\n"
+                    "rules read the design `searchpulse experiments` reads (experiments.*).",
+        epilog="Writes to --out: searchpulse-rules.yml (Prometheus rule_files),\n"
+               "alertmanager.yml, dashboards/overview.json, dashboards/experiments.json,\n"
+               "dashboards/collector-health.json (Grafana file provisioning).\n"
+               "Settings (config file key, environment variable):\n"
+               + "\n".join(f"  {s.key:<50} {s.env}" for s in _profile_settings())
+               + "\nExit codes: 0 ok, 2 a setting is invalid (the message names it).")
+    p.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
+                   help="directory for the files")
+    p.add_argument("--dashboards-out", metavar="DIR", type=kind.output_directory,
+                   help="directory for the dashboards (default OUT/dashboards)")
+    p.add_argument("--runbook-base", help="runbook page; each alert links to #its-name "
+                                          "(alerts.deployment.runbook_base)")
+    p.add_argument("--grafana-base", help="Grafana's URL; alerts link to their panel "
+                                          "(alerts.deployment.grafana_base)")
+    p.add_argument("--pager-url", help="webhook that receives critical alerts "
+                                       "(alerts.deployment.pager_url)")
+    p.add_argument("--ticket-url", help="webhook that receives warning alerts "
+                                        "(alerts.deployment.ticket_url)")
+    p.add_argument("--selector", help='the collector\'s series, e.g. job="searchpulse" '
+                                      "(alerts.deployment.selector)")
+    add_common(p)
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser(
+        "experiments", help="experiment verdicts at the unit of randomization (clients)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Per application and experiment variant (query_attributes.variant): units\n"
+                    "(distinct clients), searches, the sample-ratio test (chi-square of units\n"
+                    "against experiments.split, else an equal split), every rate with its 95 %\n"
+                    "interval clustered by client (delta method over experiments.unit_buckets\n"
+                    "hashed client buckets), its difference from experiments.control_variant\n"
+                    "with its interval and a verdict (better / worse / inconclusive /\n"
+                    "guardrail breached), the power at the observed difference and the\n"
+                    "searches and units still needed for 80 %, interleaving's wins and Δ.\n"
+                    "The same numbers the recording rules compute (docs/metrics.md).",
+        epilog="From UBI logs (units: the distinct clients of the whole log) or, with\n"
+               "--metrics, from a /metrics exposition (a scrape of a collector, or replay\n"
+               "--metrics-out). Settings: experiments.* (searchpulse --help).\n"
+               "Exit codes: 0 ok, 2 configuration error, 3 input unreadable or no experiment.")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="UBI logs (JSON lines; .gz accepted; - for stdin)")
+    p.add_argument("--metrics", metavar="FILE",
+                   help="read the unit-bucket sums from this /metrics exposition instead")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--html", metavar="FILE", type=kind.output_file,
+                   help="also write the report as an HTML page")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    add_common(p)
+    p.set_defaults(func=cmd_experiments)

@@ -1,0 +1,294 @@
+"""The engine's inputs: logs (``replay``), synthetic traffic (``simulate``), Kafka (``collect``),
+both at once with a live view (``demo``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from collector.cli import arguments as kind
+from collector.cli.options import (
+    EXIT_INPUT,
+    EXIT_OK,
+    add_common,
+    add_store,
+    log,
+    print_summary,
+    read_settings,
+)
+from collector.errors import ConfigError
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from collector.replay import replay
+
+    config = read_settings(args, **{"strata.file": args.strata_file, "store.url": args.store,
+                                    "judgments.file": args.judgments,
+                                    "clicks.examination_file": args.examination})
+    for path in args.files:
+        problem = kind.unreadable(path)
+        if problem:
+            log.error("input %s: %s", path, problem)
+            return EXIT_INPUT
+    progress = args.progress if args.progress is not None else sys.stderr.isatty()
+    started = time.perf_counter()
+    summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
+                     progress=progress)
+    elapsed = time.perf_counter() - started
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_summary(summary)
+    log.info("replayed %d records in %.2f s (%.0f records/s)", summary["records"], elapsed,
+             summary["records"] / elapsed if elapsed else 0.0)
+    if "input_error" in summary:  # what was read before it is counted above and kept
+        log.error("%s", summary["input_error"])
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+def _spec(args: argparse.Namespace) -> Any:
+    from collector.sources.simulator import Incident, SimulationSpec, parse_duration, parse_lull
+
+    try:
+        spec = SimulationSpec(seed=args.seed, sessions=args.sessions,
+                              sessions_per_second=args.sessions_per_second,
+                              invalid_rate=args.invalid_rate,
+                              incidents=[Incident.parse(text) for text in args.incident or ()],
+                              interleaving_preference=args.interleaving, users=args.users,
+                              user_activity_sigma=args.user_activity_sigma,
+                              user_click_sigma=args.user_click_sigma,
+                              treatment_click_effect=args.treatment_click_effect,
+                              diurnal=args.diurnal,
+                              lulls=[parse_lull(text) for text in args.lull or ()])
+        if args.start == "now":
+            spec.start = time.time()
+        elif args.start:
+            spec.start = time.time() - parse_duration(args.start.removeprefix("-"))
+        if getattr(args, "duration", None):
+            parse_duration(args.duration)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return spec
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from collector.sources.simulator import Simulator
+
+    simulator = Simulator(_spec(args))
+    if args.kafka:
+        from collector.sources.kafka.producer import produce
+
+        if args.pace:
+            simulator.spec.start = time.time()
+        records = simulator.paced(args.pace) if args.pace else simulator.records()
+        produce(records, args.kafka, args.topic or "ubi", args.security_config, read_settings(args))
+    else:
+        out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
+        try:
+            for line in simulator.records():
+                out.write(line)
+        finally:
+            if out is not sys.stdout.buffer:
+                out.close()
+    if args.strata_out:
+        with open(args.strata_out, "w", encoding="utf-8") as handle:
+            handle.write(simulator.strata_csv())
+    if args.judgments_out:
+        with open(args.judgments_out, "w", encoding="utf-8") as handle:
+            handle.write(simulator.judgments_csv())
+    truth = json.dumps(simulator.truth.summary(), indent=2) + "\n"
+    if args.truth:
+        with open(args.truth, "w", encoding="utf-8") as handle:
+            handle.write(truth)
+    else:
+        (sys.stderr if args.out == "-" else sys.stdout).write(truth)
+    return EXIT_OK
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from collector.sources.kafka.run import run_collector
+
+    config = read_settings(args, **{
+        "kafka.bootstrap_servers": args.bootstrap_servers,
+        "kafka.topics": ",".join(args.topic) if args.topic else None,
+        "kafka.group_id": args.group_id, "kafka.instance_id": args.instance_id,
+        "http.port": args.metrics_port, "ordering.idle_s": args.idle,
+        "store.url": args.store, "judgments.file": args.judgments,
+        "clicks.examination_file": args.examination, **_web(args)})
+    run_collector(config)
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from collector.demo import run_demo
+    from collector.sources.simulator import parse_duration
+
+    config = read_settings(args, **{"http.port": args.port, "store.url": args.store,
+                                    "judgments.file": args.judgments,
+                                    "clicks.examination_file": args.examination, **_web(args)})
+    spec = _spec(args)
+    spec.start = time.time()
+    duration = parse_duration(args.duration) if args.duration else None
+    engine = run_demo(config, spec, args.speed, duration)
+    from collector.exposition.summary import replay_summary
+
+    summary = replay_summary(engine)
+    summary.pop("by_application")
+    print("final summary:")
+    print_summary(summary)
+    return EXIT_OK
+
+
+def _web(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings of the exporter-style flags --web.listen-address and --web.config.file."""
+    from collector.exposition.http import listen_address
+
+    settings: dict[str, Any] = {"http.web_config_file": args.web_config_file}
+    if args.listen_address:
+        settings["http.host"], settings["http.port"] = listen_address(args.listen_address)
+    return settings
+
+
+def _serving(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--web.listen-address", dest="listen_address", metavar="HOST:PORT",
+                        help="where /metrics is served, e.g. 127.0.0.1:9464 or :9464 (all "
+                             "interfaces, the default: http.host, http.port)")
+    parser.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                        help="TLS and basic auth, exporter-toolkit format "
+                             "(http.web_config_file)")
+
+
+def _live_judgments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--judgments", metavar="FILE",
+                        help="judgment set to score the rankings production shows: judged "
+                             "NDCG@10, ERR@10, coverage@10 (judgments.file; reloaded on change)")
+    parser.add_argument("--examination", metavar="FILE",
+                        help="examination curves of `searchpulse clicks` (examination.json): "
+                             "published per position and used for the debiased clicks "
+                             "(clicks.examination_file; reloaded on change)")
+
+
+def _simulation(parser: argparse.ArgumentParser, sessions: int,
+                default_interleaving: float | None = None, default_users: int = 0) -> None:
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--sessions", type=kind.positive_int, default=sessions,
+                        help=f"user sessions to simulate (default {sessions:,})")
+    parser.add_argument("--sessions-per-second", type=kind.positive, default=5.0,
+                        help="session arrival rate in event time (default 5)")
+    parser.add_argument("--invalid-rate", type=kind.share, default=0.0,
+                        help="share of sessions followed by one malformed record")
+    parser.add_argument("--incident", action="append", metavar="KIND[@APP]:xF:START+DUR",
+                        help="inject an incident, e.g. zero_results:x5:30m+10m "
+                             "(kinds: zero_results, known_item_zero_results, clicks, latency)")
+    parser.add_argument("--interleaving", type=kind.preference, metavar="PREFERENCE",
+                        default=default_interleaving,
+                        help="interleave a third of the experiment's sessions (team-draft); "
+                             "each click goes to ranker-b with probability 0.5 + PREFERENCE "
+                             f"(default {default_interleaving or 'off'})")
+    parser.add_argument("--diurnal", action="store_true",
+                        help="quiet nights: session starts follow a daily profile (UTC), 2 %% "
+                             "of --sessions-per-second from 00:00 to 06:00, all of it at 15:00")
+    parser.add_argument("--lull", action="append", metavar="START+DURATION",
+                        help="traffic stops at START (event time) for DURATION, e.g. 10m+20m; "
+                             "sessions already started run on (repeatable)")
+    parser.add_argument("--users", type=kind.count, default=default_users,
+                        help="returning users the sessions are drawn from, each in one "
+                             "variant, with log-normal activity and its own click propensity "
+                             "(clustered traffic); 0: a new client per session (default "
+                             f"{default_users:,})")
+    parser.add_argument("--user-activity-sigma", type=kind.non_negative, default=1.0,
+                        help="σ of the users' log-normal activity (default 1)")
+    parser.add_argument("--user-click-sigma", type=kind.non_negative, default=0.8,
+                        help="σ of the users' click propensity on the logit scale (default 0.8)")
+    parser.add_argument("--treatment-click-effect", type=kind.click_effect, default=0.0,
+                        help="a known effect: the treatment's click probability plus this "
+                             "(default 0)")
+    parser.add_argument("--start", metavar="now|-DURATION",
+                        help="event time of the first session: now, or e.g. --start=-2h "
+                             "(default: a fixed date, so output is reproducible)")
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """The engine's inputs: logs (replay), synthetic traffic (simulate), Kafka (collect),
+    both at once with a live view (demo)."""
+    p = sub.add_parser("replay", help="run the engine over JSON-lines UBI logs",
+                       description="Replay UBI logs (JSON lines, plain or gzip / bzip2 / "
+                                   "zstd; - for stdin) through the engine, close all windows "
+                                   "at the end of input and print the totals. With --store, "
+                                   "the store records how far each input got: the same "
+                                   "command after a crash finishes the replay, and records "
+                                   "the store already holds (in any file or compression) are "
+                                   "not counted again (docs/delivery.md).")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--metrics-out", metavar="FILE", type=kind.output_file,
+                   help="write the final /metrics exposition to FILE")
+    p.add_argument("--dlq", metavar="FILE", type=kind.output_file,
+                   help="append rejected, orphan and late records with reasons (JSON lines)")
+    p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
+    add_store(p)
+    _live_judgments(p)
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    add_common(p)
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("simulate", help="write realistic synthetic UBI traffic",
+                       description="Write simulated UBI records as JSON lines and print the "
+                                   "ground-truth totals (the shape of `replay --json`).")
+    _simulation(p, 10_000)
+    p.add_argument("--out", default="-", metavar="FILE", type=kind.output_file,
+                   help="output file (default stdout)")
+    p.add_argument("--truth", metavar="FILE", type=kind.output_file,
+                   help="write the ground truth here instead")
+    p.add_argument("--strata-out", metavar="CSV", type=kind.output_file,
+                   help="write the simulated vocabulary's query,stratum file")
+    p.add_argument("--judgments-out", metavar="CSV", type=kind.output_file,
+                   help="write a judgment set of the simulated vocabulary (judgments.csv: "
+                        "80 %% of the queries, 20 documents each)")
+    p.add_argument("--kafka", metavar="BOOTSTRAP",
+                   help="produce to Kafka instead, keyed by client_id")
+    p.add_argument("--topic", help="topic to produce to (default ubi)")
+    p.add_argument("--pace", type=kind.positive, metavar="SPEED",
+                   help="produce in real time from now, event time SPEED × the clock")
+    p.add_argument("--security-config", action="store_true",
+                   help="take the kafka.security_* / sasl / ssl settings from the config")
+    add_common(p)
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("collect", help="consume UBI records from Kafka as a consumer group",
+                       description="Consume UBI records from Kafka (one engine per partition), "
+                                   "checkpoint counters and offsets, serve /metrics. SIGTERM "
+                                   "finishes the batch, checkpoints and leaves the group.")
+    p.add_argument("--bootstrap-servers", help="kafka.bootstrap_servers")
+    p.add_argument("--topic", action="append", help="kafka.topics (repeatable)")
+    p.add_argument("--group-id", help="kafka.group_id")
+    p.add_argument("--instance-id", help="kafka.instance_id (default: host name)")
+    p.add_argument("--metrics-port", type=int, help="http.port (default 9464)")
+    p.add_argument("--idle", type=kind.positive, help="ordering.idle_s (default 30)")
+    _serving(p)
+    add_store(p)
+    _live_judgments(p)
+    add_common(p)
+    p.set_defaults(func=cmd_collect)
+
+    p = sub.add_parser("demo", help="simulated traffic → engine → /metrics, live view",
+                       description="The embedded default: no Kafka, no Prometheus. Simulates "
+                                   "traffic, serves /metrics and shows the headline rates.")
+    _simulation(p, 10**9, default_interleaving=0.1, default_users=20_000)
+    p.add_argument("--speed", type=kind.positive, default=20.0,
+                   help="event time runs this many times faster than the clock (default 20)")
+    p.add_argument("--duration", metavar="DURATION",
+                   help="stop after this much wall time, e.g. 2m (default: until Ctrl-C)")
+    p.add_argument("--port", type=int, help="metrics port (http.port, default 9464)")
+    _serving(p)
+    add_store(p)
+    _live_judgments(p)
+    add_common(p)
+    p.set_defaults(func=cmd_demo)

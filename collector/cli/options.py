@@ -1,0 +1,81 @@
+"""What every subcommand shares: the exit codes, a command line's settings (defaults <
+--config < SEARCHPULSE_* < flags and --set), the flags several subcommands take, and the printed
+summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from collector.config import Setting, load_config
+from collector.errors import ConfigError
+
+# 1 is Python's own, for an unexpected failure (with its traceback).
+EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_REGRESSION, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
+
+
+log = logging.getLogger("searchpulse")
+
+
+def read_settings(args: argparse.Namespace, extra: tuple[Setting, ...] = (), strict: bool = False,
+                  **flags: Any) -> Any:
+    """The settings of a subcommand: defaults < --config < SEARCHPULSE_* < flags and --set;
+    ``extra``: settings of other programs' sections the subcommand also reads (alerts.*).
+    A SEARCHPULSE_* variable that names no setting is a warning (one environment may serve
+    collectors of two versions during a rollout), an error when ``strict`` (config check)."""
+    overrides = dict(flags)
+    for item in args.set or ():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+        overrides[key.strip()] = value
+    config = load_config(args.config or os.environ.get("SEARCHPULSE_CONFIG"), overrides,
+                         extra=extra)
+    if strict and config.unknown_environment:
+        raise ConfigError("; ".join(config.unknown_environment))
+    for message in config.unknown_environment:
+        log.warning("%s (ignored)", message)
+    return config
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    for key, value in summary.items():
+        if key == "by_application":
+            continue
+        if isinstance(value, float):
+            value = f"{value:.4f}"
+        print(f"{key:<28} {'no data' if value is None else value}")
+
+
+def print_result(summary: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        json.dump(summary, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_summary(summary)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="TOML settings file (env SEARCHPULSE_CONFIG)")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="override one setting, e.g. --set windows.abandonment_s=600")
+
+
+def add_topic_files(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topics", metavar="FILE",
+                        help="TOPIC<TAB>QUERY lines naming the topics of TREC qrels and runs")
+    parser.add_argument("--topic-applications", metavar="FILE",
+                        help="TOPIC<TAB>APPLICATION lines: the application of each TREC topic")
+
+
+def add_store(parser: argparse.ArgumentParser,
+              purpose: str = "also keep per-query aggregates for `searchpulse feedback` in"
+              ) -> None:
+    parser.add_argument("--store", metavar="URL",
+                        help=f"{purpose} sqlite:///PATH or postgresql://… (store.url)")

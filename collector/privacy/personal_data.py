@@ -1,0 +1,384 @@
+"""Personal data in query text: named detectors, and the rules that decide whether a query may
+leave the system.
+
+People paste phone numbers, card numbers and addresses into search boxes, and those searches
+are the ones that find nothing, so they rise to the top of every zero-result list. A query is
+shown (a /metrics label, a feedback file, the report) only when **both** rules pass:
+
+1. no detector fires on it (``PersonalData.reason``), and it is no longer than
+   ``privacy.max_query_chars`` (longer text is never scanned or shown: ``too_long``);
+2. at least ``k`` distinct client ids typed it (k-anonymity, ``too_few_clients``, applied by
+   the callers: ``zero_result_queries`` before any detector, and the feedback job).
+
+Names, street addresses and passport numbers cannot be told from product queries and SKUs by
+any pattern: rule 2 is what protects them (docs/privacy.md).
+
+A detector is a shape (an RE2 pattern: linear time on any input, whatever a producer sends or
+an operator configures) and, where the shape alone would also match product codes, a check
+(a check digit, a real calendar date, a digit count). A privacy filter errs toward
+withholding: every shape of the table in docs/privacy.md is found, and product codes survive
+only by their own checks (GTIN/EAN/UPC, ISBN) or by shapes no personal number has. All the
+shapes are searched at once (an ``re2.Set``: one pass over the text, ~4 µs for 200
+characters); only the detectors whose shape occurs run their checks.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import re2
+
+from collector.config import Config
+from collector.privacy import check_digits
+
+TOO_LONG = "too_long"
+EMAIL = "email"
+OBFUSCATED_EMAIL = "obfuscated_email"
+CARD_NUMBER = "card_number"
+LONG_NUMBER = "long_number"
+IBAN = "iban"
+US_SSN = "us_ssn"
+NATIONAL_ID = "national_id"
+PHONE_NUMBER = "phone_number"
+IP_ADDRESS = "ip_address"
+FULL_DATE = "full_date"
+CUSTOM_PATTERN = "custom_pattern"
+# Rule 2 (``too_few_clients``, decided by the callers before rule 1):
+FEW_CLIENTS = "fewer_distinct_clients"
+WITHOUT_CLIENT_ID = "without_client_id"  # would reach k if searches without an id counted
+# Not scanned within a release's detector budget (zero_result_queries): scanned at a later one.
+NOT_SCANNED_YET = "not_scanned_yet"
+
+
+def too_few_clients(clients: int, without_client: int, k: int) -> str | None:
+    """Rule 2: why a query typed by ``clients`` distinct client ids (and ``without_client``
+    searches carrying none) may not be shown, or None. A search without a client id is
+    nobody we can count: a page that sends a fresh session id, or none, with every search
+    would otherwise make one person's three searches of their own address "three clients".
+    Such a query is withheld as ``without_client_id`` when those searches would have made up
+    the difference, so the count says how much the rule costs a deployment that omits ids."""
+    if clients >= k:
+        return None
+    return WITHOUT_CLIENT_ID if clients + without_client >= k else FEW_CLIENTS
+
+
+# What a match of a shape is: True (the detector's reason), another reason, or nothing.
+Check = Callable[["re2._Match"], bool | str]
+
+
+@dataclass(frozen=True, slots=True)
+class Detector:
+    """A shape, and the check a match of it must pass (None: the shape is enough). The
+    shape's own digits bound ``min_digits``: a text with fewer never runs the check."""
+
+    reason: str
+    shape: str
+    check: Check | None = None
+    min_digits: int = 0
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+# -- e-mail: plain, and every way people hide the @ and the dots -------------------------
+_AT = (r"(?:\s*@\s*|\s*[(\[{<]\s*(?:at|@)\s*[)\]}>]\s*|\s+at\s+|\s*[-_]at[-_]\s*"
+       r"|\s+arroba\s+)")
+_DOT = (r"(?:\.|\s+\.\s+|\s*[(\[{<]\s*(?:dot|d0t|punkt|point)\s*[)\]}>]\s*"
+        r"|\s+(?:dot|d0t|punkt)\s+|\s*[-_](?:dot|d0t)[-_]\s*)")
+# Mail providers people name without their domain ("jane.doe at gmail").
+_PROVIDERS = ("gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|gmx|protonmail|"
+              "yandex|posteo|mailbox|zoho")
+_HANDLE = rf"\b[\w+-]+(?:{_DOT}[\w+-]+)*"
+_EMAILS = (
+    Detector(EMAIL, r"[\w.+-]*\w@\w[\w-]*"),  # user@host, with or without a domain
+    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}[a-z]{{2,24}}\b"),
+    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}(?:{_PROVIDERS})\b"),
+)
+
+
+# -- numbers with check digits -------------------------------------------------------------
+def _card_or_long_number(match: re2._Match) -> bool | str:
+    """13-19 digits, Luhn-valid; 13 and 14 digits are also GTIN lengths (EAN-13, ISBN-13,
+    GTIN-14): a valid GTIN there is a product. Any other run of 15 or more digits is an
+    account, customer or id number (GTIN-14 and shorter product codes stay below it)."""
+    digits = _digits(match.group())
+    if check_digits.luhn(digits) and not (len(digits) <= 14 and check_digits.gtin(digits)):
+        return True
+    return LONG_NUMBER if len(digits) >= 15 else False
+
+
+def _iban(match: re2._Match) -> bool:
+    return check_digits.iban(match.group().replace(" ", "").replace("-", "").upper())
+
+
+def _us_ssn(match: re2._Match) -> bool:
+    """An SSN as issued (no area 000, 666 or 9xx, no group 00, no serial 0000), or an ITIN
+    (area 9xx, group 50-65, 70-88, 90-92, 94-99)."""
+    area, group, serial = match.group(1), match.group(2), match.group(3)
+    if group == "00" or serial == "0000":
+        return False
+    if area[0] == "9":
+        number = int(group)
+        return 50 <= number <= 65 or 70 <= number <= 88 or (90 <= number <= 99 and number != 93)
+    return area not in ("000", "666")
+
+
+_NUMBERS = (
+    Detector(IBAN, r"\b[a-z]{2}\d{2}(?:[ -]?[a-z0-9]{4}){2,7}(?:[ -]?[a-z0-9]{1,4})?\b", _iban,
+             8),
+    Detector(US_SSN, r"\b(\d{3})(?:\s?[-.]\s?|\s)(\d{2})(?:\s?[-.]\s?|\s)(\d{4})\b", _us_ssn, 9),
+)
+# After the national ids (their reason is sharper): any separator between digits, space,
+# - _ . , / and " - "; a longer run's first 19 digits.
+_CARDS = (Detector(CARD_NUMBER, r"\d(?:(?:\s?[-_.,/]\s?|\s)?\d){12,18}", _card_or_long_number,
+                   13),)
+
+
+# -- national identity numbers (a table per country in tests/collector/test_personal_data.py)
+def _nino(match: re2._Match) -> bool:
+    return match.group(1).lower() not in ("bg", "gb", "nk", "kn", "tn", "nt", "zz")
+
+
+def _nordic(match: re2._Match) -> bool:
+    """Swedish personnummer (YYMMDD-NNNC, Luhn over the ten digits) or Danish CPR number
+    (DDMMYY-NNNN: a real date)."""
+    birth, serial = match.group(1)[-6:], match.group(2)
+    a, b, c = int(birth[:2]), int(birth[2:4]), int(birth[4:])
+    swedish = check_digits.luhn(birth + serial) and any(
+        check_digits.real_date(century + a, b, c % 60) for century in (1900, 2000))
+    danish = any(check_digits.real_date(century + c, b, a) for century in (1900, 2000))
+    return swedish or danish
+
+
+_NATIONAL_IDS = (
+    # GB National Insurance number: AB 12 34 56 C
+    Detector(NATIONAL_ID, r"\b([a-ceghj-pr-tw-z][a-ceghj-npr-tw-z])\s?\d{2}\s?\d{2}\s?\d{2}"
+                          r"\s?[a-d]\b", _nino, 6),
+    # ES DNI 12345678Z and NIE X1234567L (the letter is the check)
+    Detector(NATIONAL_ID, r"\b([xyz]?\d{7,8})[\s-]?([a-z])\b",
+             lambda m: len(m.group(1)) == 8 and check_digits.spanish_dni(m.group(1),
+                                                                          m.group(2)), 7),
+    # FR numéro de sécurité sociale: 1 87 05 75 123 456 78 (key = 97 - number mod 97)
+    Detector(NATIONAL_ID, r"\b([12])\s?(\d{2})\s?(\d{2})\s?(\d{2}|2a|2b)\s?(\d{3})\s?(\d{3})"
+                          r"\s?(\d{2})\b",
+             lambda m: check_digits.french_nir("".join(m.groups()[:6]), m.group(7)), 13),
+    # BR CPF 123.456.789-09
+    Detector(NATIONAL_ID, r"\b\d{3}\.?\d{3}\.?\d{3}[-.\s]?\d{2}\b",
+             lambda m: check_digits.brazil_cpf(_digits(m.group())), 11),
+    # SE personnummer 870512-1234, DK CPR 120587-1234
+    Detector(NATIONAL_ID, r"\b((?:19|20)?\d{6})[-+](\d{4})\b", _nordic, 10),
+    # IT codice fiscale RSSMRA85T10A562S: its shape is its own
+    Detector(NATIONAL_ID, r"\b[a-z]{6}\d{2}[abcdehlmprst]\d{2}[a-z]\d{3}[a-z]\b", None, 7),
+    # IN Aadhaar 2345 6789 0124 (Verhoeff; spaced: a bare 12 digits is a UPC-A)
+    Detector(NATIONAL_ID, r"\b[2-9]\d{3}\s\d{4}\s\d{4}\b",
+             lambda m: check_digits.verhoeff(_digits(m.group())), 12),
+    # CA social insurance number 046 454 286 (Luhn)
+    Detector(NATIONAL_ID, r"\b[0-79]\d{2}[\s-]\d{3}[\s-]\d{3}\b",
+             lambda m: check_digits.luhn(_digits(m.group())), 9),
+    # PL PESEL 44051401359 (check digit and date of birth)
+    Detector(NATIONAL_ID, r"\b\d{11}\b", lambda m: check_digits.polish_pesel(m.group()), 11),
+    # CN resident identity card 11010519491231002X (ISO 7064 MOD 11-2)
+    Detector(NATIONAL_ID, r"\b\d{17}[\dx]\b",
+             lambda m: check_digits.china_resident_id(m.group()), 17),
+)
+
+
+# -- IP addresses ----------------------------------------------------------------------------
+def _ip(match: re2._Match) -> bool:
+    try:
+        ipaddress.ip_address(match.group())
+    except ValueError:
+        return False
+    return True
+
+
+_IP_ADDRESSES = (
+    Detector(IP_ADDRESS, r"\b\d{1,3}(?:\.\d{1,3}){3}\b", _ip, 4),
+    Detector(IP_ADDRESS, r"[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}",
+             lambda m: m.group().count(":") >= 2 and _ip(m)),
+)
+
+
+# -- dates (a date of birth cannot be told from another full date) ---------------------------
+_MONTHS = sorted({
+    # en, fr, de, es, it, nl: full names and the usual abbreviations
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec",
+    "janvier", "février", "fevrier", "mars", "avril", "mai", "juin", "juillet", "août", "aout",
+    "septembre", "octobre", "novembre", "décembre", "decembre",
+    "januar", "jänner", "februar", "märz", "maerz", "juni", "juli", "oktober", "dezember",
+    "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre",
+    "setiembre", "octubre", "noviembre", "diciembre",
+    "gennaio", "febbraio", "aprile", "maggio", "giugno", "luglio", "settembre", "ottobre",
+    "dicembre",
+    "januari", "februari", "maart", "mei", "augustus",
+}, key=lambda name: (-len(name), name))
+_MONTH = "(?:" + "|".join(_MONTHS) + ")"
+
+
+def _year(text: str) -> list[int]:
+    """The years a written year may mean: 87 is 1987 or 2087."""
+    year = int(text)
+    return [year] if len(text) == 4 else [1900 + year, 2000 + year]
+
+
+def _day_month_year(day: str, month: str, year: str, either_order: bool = True) -> bool:
+    orders = ((int(day), int(month)), (int(month), int(day))) if either_order else (
+        (int(day), int(month)),)
+    return any(check_digits.real_date(y, m, d) for y in _year(year) for d, m in orders)
+
+
+def _compact_date(match: re2._Match) -> bool:
+    """Eight digits that are a real date as YYYYMMDD, DDMMYYYY or MMDDYYYY (1900-2099)."""
+    text = match.group()
+    return (text[:2] in ("19", "20") and check_digits.real_date(
+        int(text[:4]), int(text[4:6]), int(text[6:]))) or (
+        text[4:6] in ("19", "20") and _day_month_year(text[:2], text[2:4], text[4:]))
+
+
+def _written_day(match: re2._Match) -> bool:
+    day = int(match.group(1))
+    return 1 <= day <= 31 and (len(match.group(2)) == 2 or 1900 <= int(match.group(2)) < 2100)
+
+
+_DATES = (
+    Detector(FULL_DATE, r"\b(\d{1,2})[./-](\d{1,2})[./-]((?:19|20)\d\d)\b",
+             lambda m: _day_month_year(*m.groups()), 4),
+    Detector(FULL_DATE, r"\b((?:19|20)\d\d)[./-](\d{1,2})[./-](\d{1,2})\b",
+             lambda m: _day_month_year(m.group(3), m.group(2), m.group(1)), 4),
+    # two-digit years: 12.5.87 (day first, as every country writing dots does), 5/12/87
+    Detector(FULL_DATE, r"\b(\d{1,2})\.(\d{1,2})\.(\d\d)\b",
+             lambda m: _day_month_year(*m.groups(), either_order=False), 4),
+    Detector(FULL_DATE, r"\b(\d{1,2})[/-](\d{1,2})[/-](\d\d)\b",
+             lambda m: _day_month_year(*m.groups()), 4),
+    Detector(FULL_DATE, r"\b\d{8}\b", _compact_date, 8),  # 19870512, 12051987
+    # born 12 may 1987, 12th of may 87, 12. Mai 1987, 12 de mayo de 1987
+    Detector(FULL_DATE, rf"\b(\d{{1,2}})(?:st|nd|rd|th|er|e|\.)?\s*(?:of\s+|de\s+)?{_MONTH}"
+                        r"\.?,?\s*(?:de\s+|del\s+)?(\d{4}|\d\d)\b", _written_day, 3),
+    # may 12, 1987
+    Detector(FULL_DATE, rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}}|\d\d)\b",
+             _written_day, 3),
+)
+
+
+# -- phone numbers: a digits rule (libphonenumber's POSSIBLE leniency, without its cost) -----
+def _national(match: re2._Match) -> bool:
+    """A trunk-prefixed national number (0…): 9-12 digits in groups, or 10-11 written
+    together (12-14 together are UPC/EAN/GTIN lengths; a 0-led ISBN-10 is a book)."""
+    text = match.group()
+    digits = _digits(text)
+    if digits == text:
+        return len(digits) in (10, 11) and not check_digits.isbn10(digits)
+    return 9 <= len(digits) <= 12
+
+
+def _not_years(match: re2._Match) -> bool:
+    return not all(part[:2] in ("19", "20") for part in match.group().split("-"))
+
+
+_SEP = r"[\s./-]"
+_PHONES = (
+    # international: + or 00, a country code, at least 7 more digits in any grouping
+    Detector(PHONE_NUMBER, r"\+\(?\d(?:[\s./()-]{0,2}\d){7,14}", None, 8),
+    Detector(PHONE_NUMBER, r"\b00\d{1,4}[\s./()-]{1,2}\d(?:[\s./()-]{0,2}\d){5,13}", None, 9),
+    # 3-3-4: 555-123-4567, (202) 555-0143 (NANP), 347 123 4567 (IT mobile)
+    Detector(PHONE_NUMBER, rf"\(?\b\d{{3}}\)?{_SEP}{{0,2}}\d{{3}}{_SEP}{{1,2}}\d{{4}}\b",
+             None, 10),
+    # a local 3-4 number as written in NANP countries: 555-0147
+    Detector(PHONE_NUMBER, r"\b[2-9]\d{2}[-.]\d{4}\b", None, 7),
+    # trunk prefix 0: 020 7946 0958, 06 12 34 56 78, 030/12345678, (02) 9876 5432, 03-1234-5678
+    Detector(PHONE_NUMBER, rf"\(?\b0\d{{1,4}}\)?(?:{_SEP}{{0,2}}\(?\d{{2,8}}\)?){{1,4}}\b",
+             _national, 9),
+    # 4-4 with a hyphen: 6123-4567 (SG, HK); not a span of years
+    Detector(PHONE_NUMBER, r"\b\d{4}-\d{4}\b", _not_years, 8),
+    # ES 612 34 56 78 and 91 123 45 67
+    Detector(PHONE_NUMBER, r"\b[6-9]\d{2}(?:[\s.-]\d{2}){3}\b", None, 9),
+    Detector(PHONE_NUMBER, r"\b[89]\d[\s.-]\d{3}(?:[\s.-]\d{2}){2}\b", None, 9),
+    # BR (11) 91234-5678, CN 138 1234 5678, IN 98765 43210
+    Detector(PHONE_NUMBER, r"\(\d{2}\)\s?9?\d{4}[\s-]?\d{4}\b", None, 10),
+    Detector(PHONE_NUMBER, r"\b1[3-9]\d(?:[\s-]?\d{4}){2}\b", None, 11),
+    Detector(PHONE_NUMBER, r"\b[6-9]\d{4}[\s-]\d{5}\b", None, 10),
+    # ten digits together: 2025550143 (not an ISBN-10)
+    Detector(PHONE_NUMBER, r"\b\d{10}\b", lambda m: not check_digits.isbn10(m.group()), 10),
+)
+
+# In the order their reasons take precedence.
+DETECTORS: tuple[Detector, ...] = (*_EMAILS, *_NUMBERS, *_NATIONAL_IDS, *_CARDS,
+                                   *_IP_ADDRESSES, *_DATES, *_PHONES)
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_HINT_CHARACTERS = frozenset("@([{<")  # an e-mail, or an "(at)"-style one
+_DIGITS = frozenset("0123456789")
+_OPTIONS = re2.Options()
+_OPTIONS.case_sensitive = False
+_OPTIONS.max_mem = 64 << 20  # the set's DFA: all the shapes at once
+
+
+def _compile(pattern: str) -> re2._Regexp:
+    """Case-insensitive, linear time (RE2); ``re2.error`` for what RE2 cannot run."""
+    return re2.compile(pattern, _OPTIONS)
+
+
+class PersonalData:
+    """The detectors; ``reason(text)`` names the first that fires (or ``too_long``), None when
+    the text may be shown as far as rule 1 goes. Results are cached (bounded): a query is
+    scanned once, however many scrapes or feedback passes ask."""
+
+    def __init__(self, extra_patterns: Iterable[str] = (), max_chars: int = 200,
+                 cache_size: int = 100_000) -> None:
+        self.detectors = (*DETECTORS, *(Detector(CUSTOM_PATTERN, p) for p in extra_patterns))
+        self.custom = len(self.detectors) > len(DETECTORS)  # may match any text
+        self._shapes = re2.Set.SearchSet(_OPTIONS)
+        for detector in self.detectors:
+            self._shapes.Add(detector.shape)
+        self._shapes.Compile()
+        self._compiled = [_compile(d.shape) if d.check else None for d in self.detectors]
+        self.max_chars = max_chars
+        self._cache: dict[str, str | None] = {}
+        self._cache_size = cache_size
+
+    @classmethod
+    def from_config(cls, config: Config) -> PersonalData:
+        return cls(config["privacy.patterns"], config["privacy.max_query_chars"])
+
+    def is_cheap(self, text: str) -> bool:
+        """Whether ``reason(text)`` costs nothing: remembered, or too long to be read."""
+        return text in self._cache or len(text) > self.max_chars
+
+    def reason(self, text: str) -> str | None:
+        found = self._cache.get(text, "")
+        if found == "":
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()
+            found = self._cache[text] = self._reason(text)
+        return found
+
+    def _reason(self, text: str) -> str | None:
+        if len(text) > self.max_chars:
+            return TOO_LONG
+        if not self.custom and _DIGITS.isdisjoint(text) and _HINT_CHARACTERS.isdisjoint(text):
+            lowered = text.lower()
+            if "at" not in lowered and "arroba" not in lowered:
+                return None  # C-level checks first: most queries end here, without RE2
+        shapes = self._shapes.Match(text)
+        if shapes is None:
+            return None
+        digits = len(text) - len(text.translate(_NO_DIGITS))
+        for index in sorted(shapes):
+            detector = self.detectors[index]
+            if detector.min_digits > digits:
+                continue
+            compiled = self._compiled[index]
+            if compiled is None:
+                return detector.reason
+            for match in compiled.finditer(text):
+                found = detector.check(match)  # type: ignore[misc]
+                if found:
+                    return detector.reason if found is True else found
+        return None
+
+    def reasons(self, texts: Iterable[str]) -> list[str | None]:
+        return [self.reason(text) for text in texts]

@@ -1,0 +1,3 @@
+"""Sessions: searches grouped by session and their outcomes decided (reformulation,
+abandonment, clicks, interleaving credit), in event-time order.
+"""

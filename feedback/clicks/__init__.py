@@ -1,0 +1,2 @@
+"""``searchpulse clicks``: the position-based click model fitted on the store.
+"""

@@ -1,0 +1,2 @@
+"""``searchpulse evaluate``: rankings scored against the judgment set, compared, and gated.
+"""

@@ -1,0 +1,2 @@
+"""``searchpulse experiments``: the verdict of every experiment, at the unit of randomization.
+"""

@@ -1,0 +1,106 @@
+"""``experiments --html``: the verdict report of ``feedback.experiments.verdicts`` on one
+self-contained page in the shell every report shares (feedback/pages/page.py): per application its
+sample-ratio test, its variants' units and searches, a picture of every difference from the control
+with its interval (feedback/pages/charts.py), and per rate each variant with its interval,
+difference and verdict."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from collector.series.experiment_stats import RATES
+from feedback.pages.charts import interval_plot
+from feedback.pages.page import cell, document
+
+# verdicts drawn red in the picture and the table: what should stop a rollout
+_STOPS = ("worse", "guardrail breached")
+_VERDICT_CLASS = {"better": "pass", "worse": "fail", "guardrail breached": "fail",
+                  "inconclusive": "note"}
+
+
+def _percent(value: float) -> str:
+    return f"{value:.2%}"
+
+
+def _interval(rated: dict[str, Any]) -> str:
+    if rated.get("value") is None:
+        return "<td>no data</td>"
+    return (f'<td class="n" data-v="{rated["value"]}">{rated["value"]:.2%} '
+            f'[{rated["low"]:.2%}, {rated["high"]:.2%}]</td>')
+
+
+def _table(head: list[str], rows: list[str]) -> str:
+    titles = "".join(f"<th>{escape(title)}</th>" for title in head)
+    return f"<table><thead><tr>{titles}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _rate_table(variants: dict[str, Any]) -> str:
+    rows = []
+    for rate in RATES:
+        for variant, entry in variants.items():
+            rated = entry["rates"][rate.ratio]
+            diff = rated.get("difference")
+            cells = [f"<td>{escape(rate.title)}</td>", f"<td>{escape(variant)}</td>",
+                     _interval(rated)]
+            if diff is None:
+                cells.append('<td colspan="5"></td>')
+            else:
+                cells += [f'<td class="n" data-v="{diff["value"]}">{diff["value"] * 100:+.2f} '
+                          f'[{diff["low"] * 100:+.2f}, {diff["high"] * 100:+.2f}]</td>',
+                          f'<td><span class="verdict {_VERDICT_CLASS[diff["verdict"]]}">'
+                          f'{escape(diff["verdict"])}</span></td>',
+                          cell(diff["power"], _percent), cell(diff["searches_needed"]),
+                          cell(diff["units_needed"])]
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+    return _table(["rate", "variant", "value [95 %]", "Δ vs control [95 %], points", "verdict",
+                   "power", "more searches for 80 %", "more units"], rows)
+
+
+def _differences(application: str, variants: dict[str, Any]) -> str:
+    """Every rate's difference from the control, per variant, as one interval picture."""
+    lines = [(f"{rate.title} ({variant})", diff["value"], diff["low"], diff["high"],
+              diff["verdict"] in _STOPS)
+             for rate in RATES for variant, entry in variants.items()
+             if (diff := entry["rates"][rate.ratio].get("difference")) is not None]
+    if not lines:
+        return ""
+    chart = interval_plot(lines, None, f"{application}: differences from the control")
+    return (f"<figure>{chart}<figcaption>Each variant's rate minus the control's, with its 95 % "
+            "interval clustered by client; red: worse, or a guardrail breached</figcaption>"
+            "</figure>")
+
+
+def page(report: dict[str, Any]) -> str:
+    design = report["design"]
+    split = design["split"]
+    parts = ["<h1>Experiment verdicts</h1>",
+             f"<p>95 % intervals clustered by client: the delta method over "
+             f"{design['unit_buckets']} hashed client buckets (t = {design['t']:.4f}); "
+             f"control variant <b>{escape(design['control_variant'])}</b>; design "
+             f"{escape(split if isinstance(split, str) else str(split))}. A unit is a "
+             "client_id: searches without one are counted, in no statistic.</p>"]
+    for application, found in report["applications"].items():
+        parts.append(f"<h2>{escape(application)}</h2>")
+        srm = found["sample_ratio"]
+        if srm is not None:
+            flag = (' — <span class="verdict fail">sample-ratio mismatch</span>'
+                    if srm["mismatch"] else "")
+            parts.append(f"<p>Sample ratio: χ² {srm['chi2']:.2f} ({srm['df']} df), p = "
+                         f"{srm['p_value']:.4g} over {srm['units']:,} units{flag}</p>")
+        variants = found["variants"]
+        rows = [f"<tr><td>{escape(v)}</td>{cell(e['units'])}{cell(e['searches'])}"
+                f"{cell(e['searches_without_client_id'])}</tr>" for v, e in variants.items()]
+        parts.append(_table(["variant", "units", "searches", "searches without client_id"],
+                            rows))
+        parts.append(_differences(application, variants))
+        parts.append(_rate_table(variants))
+        for variant, entry in variants.items():
+            inter = entry.get("interleaving")
+            if not inter:
+                continue
+            rows = [f"<tr><td>{escape(team)}</td>{cell(inter['wins'][team])}"
+                    f"{_interval(delta)}</tr>" for team, delta in inter["delta"].items()]
+            parts.append(f"<h3>Interleaving ({escape(variant)}): {inter['ties']:,} ties</h3>"
+                         + _table(["team", "wins", "Δ [95 %]"], rows))
+    return document("searchpulse experiments", "".join(parts))
