@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make demo   - run the embedded default (simulated traffic → engine → :9464/metrics)"
 	@echo "make test   - install what the tests need, start the services, run every test"
-	@echo "make check  - lint and the service-free tests on 2 workers (~790, ~80 s of CPU; no services)"
+	@echo "make check  - lint and the service-free tests on 2 workers (~800, ~80 s of CPU; no services)"
 	@echo "make lint   - ruff, deptry (every import declared) and pint on the generated rules"
 	@echo "make generate - regenerate alert rules, Alertmanager config and dashboards"
 	@echo "make bench  - collector benchmark (results for docs/benchmarks.md)"
@@ -54,7 +54,8 @@ setup: $(PYTHON)
 
 # Every test on TEST_WORKERS processes (pytest-xdist; each worker starts the services its tests
 # need on free ports). Most of the suite's time is waiting (brokers, promtool, timed traffic):
-# two workers on two cores roughly halve it (docs/benchmarks.md, "The test suite").
+# two workers on two cores save about a third of it (docs/benchmarks.md, "The test suite on
+# two workers").
 TEST_WORKERS ?= 2
 test: setup lint
 	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
