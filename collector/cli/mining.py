@@ -17,7 +17,22 @@ from collector.cli.options import (
     print_result,
     read_settings,
 )
+from collector.config import Config
 from collector.errors import ClicksError, ConfigError, FeedbackError, JudgmentsError, StoreError
+
+
+def _store_settings(args: argparse.Namespace, job: str) -> Config:
+    """The settings of a job that reads the per-query store, which it cannot do without."""
+    config = read_settings(args, **{"store.url": args.store,
+                                    "store.allow_incomplete": args.allow_incomplete})
+    if not config["store.url"]:
+        raise ConfigError(f"store.url: {job} needs a store (--store URL)")
+    return config
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """--progress / --no-progress, else a bar only when someone watches the terminal."""
+    return args.progress if args.progress is not None else sys.stderr.isatty()
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
@@ -25,16 +40,13 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
     from feedback.candidates.job import FeedbackRequest, run_feedback
 
-    config = read_settings(args, **{"store.url": args.store,
-                                    "store.allow_incomplete": args.allow_incomplete})
-    if not config["store.url"]:
-        raise ConfigError("store.url: the feedback job needs a store (--store URL)")
+    config = _store_settings(args, "the feedback job")
     request = FeedbackRequest(
         store=config["store.url"], out=Path(args.out), since=args.since,
         judgments=args.judgments or [], topics=args.topics,
         topic_applications=args.topic_applications, runs=args.run or [],
         seed=args.seed, examination=args.examination,
-        progress=args.progress if args.progress is not None else sys.stderr.isatty())
+        progress=_progress(args))
     try:
         summary = run_feedback(config, request)
     except (FeedbackError, JudgmentsError, StoreError) as exc:
@@ -51,14 +63,11 @@ def cmd_clicks(args: argparse.Namespace) -> int:
 
     from feedback.clicks.job import ClicksRequest, run_clicks
 
-    config = read_settings(args, **{"store.url": args.store,
-                                    "store.allow_incomplete": args.allow_incomplete})
-    if not config["store.url"]:
-        raise ConfigError("store.url: the click model needs a store (--store URL)")
+    config = _store_settings(args, "the click model")
     request = ClicksRequest(
         store=config["store.url"], out=Path(args.out), since=args.since,
         warm_start=Path(args.warm_start) if args.warm_start else None,
-        progress=args.progress if args.progress is not None else sys.stderr.isatty())
+        progress=_progress(args))
     try:
         summary = run_clicks(config, request)
     except (ClicksError, StoreError) as exc:
