@@ -188,7 +188,8 @@ class Profile:
     alerts: tuple[AlertRow, ...] = ALERTS
     latency_guardrail_s: float = 0.5  # the collector's metrics.latency_guardrail_s
     # the collector's experiments.* settings: unit buckets, control, split, margins, minimums
-    experiments: ExperimentDesign = field(default_factory=ExperimentDesign.default)
+    experiments: ExperimentDesign = field(default_factory=lambda: ExperimentDesign.from_config(
+        load_config(environ={})))  # the default settings' design
 
     def __post_init__(self) -> None:
         check(self)

@@ -12,7 +12,8 @@ the right header is known, as a running Prometheus's is): latency of each scrape
 or timed-out scrape, 10 s as Prometheus's default timeout, counts as 10 s). Then the first
 scrape of a right header not seen before, under the same attack: seconds until it succeeds
 (retrying after each 429). Each round runs this server and the baseline commit's
-`collector/exposition/http.py` (read with `git show`), in turn.
+(`collector/exposition/http.py`, or `collector/http.py` before issue 27; read with `git show`),
+in turn.
 
 Without attack, in the same child: median seconds of 20 requests with a wrong password for
 the known user and 20 for an unknown one (timing must not tell them apart), and the status of
@@ -156,11 +157,26 @@ def one_round(http_module: Path, web_config: Path) -> dict[str, object]:
             "max_s": round(latencies[-1], 4), "first_new_header_s": round(first_new, 3)}
 
 
+# the server module now, and where it was before issue 27's folders
+HTTP_PATHS = ("collector/exposition/http.py", "collector/http.py")
+
+
+def _at_commit(commit: str, paths: tuple[str, ...]) -> str:
+    """The first of ``paths`` that exists at ``commit``, as it was there."""
+    for path in paths:
+        shown = subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True,
+                               text=True)
+        if shown.returncode == 0:
+            return shown.stdout
+    raise SystemExit(f"auth_bench: none of {', '.join(paths)} exists at {commit}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", default="0873b15",
-                        help="commit whose collector/exposition/http.py is the baseline")
+                        help="commit whose HTTP server module (collector/exposition/http.py, "
+                             "before issue 27 collector/http.py) is the baseline")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
@@ -170,10 +186,8 @@ def main() -> None:
         web_config.write_text(f"basic_auth_users:\n  prometheus: '{hashed}'\n"
                               f"  prometheus2: '{hashed}'\n")
         baseline = directory / "baseline_http.py"
-        baseline.write_text(subprocess.run(
-            ["git", "show", f"{args.baseline}:collector/exposition/http.py"], check=True,
-            capture_output=True, text=True).stdout)
-        modules = {"this": Path(__file__).resolve().parents[1] / "collector" / "http.py",
+        baseline.write_text(_at_commit(args.baseline, HTTP_PATHS))
+        modules = {"this": Path(__file__).resolve().parents[1] / HTTP_PATHS[0],
                    args.baseline: baseline}
         runs: dict[str, list[dict[str, object]]] = {name: [] for name in modules}
         for _ in range(args.rounds):

@@ -63,7 +63,7 @@ def experiments_of(seed: int, sessions: int, users: int, effect: float) -> list[
     engine = Engine(load_config(environ={}))
     engine.process_all(Simulator(spec).records())
     engine.close()
-    design = ExperimentDesign.default()
+    design = ExperimentDesign.from_config(load_config(environ={}))
     experiments = engine.view(release=False).experiments
     report = verdicts(experiments, design)
     found = []
@@ -231,7 +231,7 @@ def main() -> None:
     aa = run(args.simulations, args.sessions, args.users, 0.0, args.workers, 1)
     ab = run(args.ab_simulations, args.sessions, args.users, args.effect, args.workers,
              1_000_001)
-    design = ExperimentDesign.default()
+    design = ExperimentDesign.from_config(load_config(environ={}))
     result = {
         "command": "python -m benchmarks.experiments_bench " + " ".join(
             f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()

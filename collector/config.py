@@ -18,6 +18,8 @@ from typing import Any
 from collector.errors import ConfigError, MeasureError
 from collector.ingest.events import TEAM_ATTRIBUTE
 from collector.privacy.redaction import redact
+from collector.series.labels import scrub
+from collector.store.query_stats import CLIENT_MARKS
 
 ENV_PREFIX = "SEARCHPULSE_"
 # SEARCHPULSE_* variables that are not settings: the config file, the log level (both read by
@@ -94,8 +96,6 @@ def _linear_patterns(value: list[str]) -> str | None:
 
 
 def _client_marks(value: int) -> str | None:
-    from collector.store.query_stats import CLIENT_MARKS
-
     if 1 <= value <= CLIENT_MARKS:
         return None
     return f"must be between 1 and {CLIENT_MARKS} (the client marks a store keeps per row)"
@@ -116,6 +116,7 @@ def _bucket_count(value: int) -> str | None:
 
 
 def _split(value: list[str]) -> str | None:
+    # on use: the statistics' imports (numpy) would add 91 modules to every command's start
     from collector.series.experiment_stats import parse_split
 
     try:
@@ -126,8 +127,6 @@ def _split(value: list[str]) -> str | None:
 
 
 def _variant(value: str) -> str | None:
-    from collector.series.labels import scrub
-
     if value in ("none", "other") or scrub(value) != value:
         return ("must be a variant label value (letters, digits, _ . : / - only, at most 64; "
                 "not none or other)")
@@ -137,7 +136,7 @@ def _variant(value: str) -> str | None:
 def _measures(value: list[str]) -> str | None:
     if not value:
         return None
-    from collector.judgments.measures import parse  # ir_measures parses them
+    from collector.judgments.measures import parse  # on use: ir_measures parses them (slow)
 
     try:
         parse(value, "measure")
@@ -147,6 +146,7 @@ def _measures(value: list[str]) -> str | None:
 
 
 def _gate_rules(value: list[str]) -> str | None:
+    # on use: the gate's imports (ir_measures, pandas) would add 76 modules to every start
     from collector.judgments.gate import problem
 
     return problem(value) if value else None

@@ -4,7 +4,7 @@
 #   its chromedriver, which the report pages' tests open the pages in),
 #   the Python package with its test extras, and Apache Kafka's jars (Java 17 and Maven are on
 #   the machine; no Kafka download site is reachable, Maven Central is).
-# Services are not started here: the test set-up (tests/services) starts and stops them.
+# Services are not started here: the test set-up (testbed/, tests/conftest.py) starts and stops them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -15,8 +15,8 @@ import pytest
 from collector.cli import EXIT_OK, main
 from collector.config import load_config
 from collector.engine import Engine
+from collector.outcomes import normalize_query
 from collector.replay import exposition, replay
-from collector.sessions.outcomes import normalize_query
 from collector.store.query_store import open_store
 from tests.conftest import UBI
 

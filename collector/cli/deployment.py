@@ -10,7 +10,15 @@ import sys
 from typing import Any
 
 from collector.cli import arguments as kind
-from collector.cli.options import EXIT_INPUT, EXIT_OK, add_common, log, read_settings
+from collector.cli.options import (
+    EXIT_INPUT,
+    EXIT_OK,
+    add_common,
+    add_progress,
+    log,
+    read_settings,
+    show_progress,
+)
 from collector.config import Setting, describe
 
 # generate's flags that are shorthands for one alerts.deployment setting each
@@ -60,7 +68,7 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         with open(args.metrics, encoding="utf-8") as handle:
             experiments = from_exposition(handle.read(), design.unit_buckets)
     else:
-        progress = args.progress if args.progress is not None else sys.stderr.isatty()
+        progress = show_progress(args)
         experiments, input_error = from_logs(args.files, config, progress)
     report = verdicts(experiments, design)
     if args.html:
@@ -150,7 +158,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--html", metavar="FILE", type=kind.output_file,
                    help="also write the report as an HTML page")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
+    add_progress(p)
     add_common(p)
     p.set_defaults(func=cmd_experiments)

@@ -15,10 +15,12 @@ from collector.cli.options import (
     EXIT_INPUT,
     EXIT_OK,
     add_common,
+    add_progress,
     add_store,
     log,
     print_summary,
     read_settings,
+    show_progress,
 )
 from collector.errors import ConfigError
 
@@ -34,7 +36,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if problem:
             log.error("input %s: %s", path, problem)
             return EXIT_INPUT
-    progress = args.progress if args.progress is not None else sys.stderr.isatty()
+    progress = show_progress(args)
     started = time.perf_counter()
     summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
                      progress=progress)
@@ -234,8 +236,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
     add_store(p)
     _live_judgments(p)
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
+    add_progress(p)
     add_common(p)
     p.set_defaults(func=cmd_replay)
 

@@ -11,11 +11,13 @@ from collector.cli.options import (
     EXIT_INPUT,
     EXIT_OK,
     add_common,
+    add_progress,
     add_store,
     add_topic_files,
     log,
     print_result,
     read_settings,
+    show_progress,
 )
 from collector.config import Config
 from collector.errors import ClicksError, ConfigError, FeedbackError, JudgmentsError, StoreError
@@ -30,11 +32,6 @@ def _store_settings(args: argparse.Namespace, job: str) -> Config:
     return config
 
 
-def _progress(args: argparse.Namespace) -> bool:
-    """--progress / --no-progress, else a bar only when someone watches the terminal."""
-    return args.progress if args.progress is not None else sys.stderr.isatty()
-
-
 def cmd_feedback(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -46,7 +43,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         judgments=args.judgments or [], topics=args.topics,
         topic_applications=args.topic_applications, runs=args.run or [],
         seed=args.seed, examination=args.examination,
-        progress=_progress(args))
+        progress=show_progress(args))
     try:
         summary = run_feedback(config, request)
     except (FeedbackError, JudgmentsError, StoreError) as exc:
@@ -67,7 +64,7 @@ def cmd_clicks(args: argparse.Namespace) -> int:
     request = ClicksRequest(
         store=config["store.url"], out=Path(args.out), since=args.since,
         warm_start=Path(args.warm_start) if args.warm_start else None,
-        progress=_progress(args))
+        progress=show_progress(args))
     try:
         summary = run_clicks(config, request)
     except (ClicksError, StoreError) as exc:
@@ -124,8 +121,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=1,
                    help="seed of the calibration sample (same seed, same output)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
+    add_progress(p)
     add_store(p, "the per-query aggregates to mine (read only):")
     _allow_incomplete(p)
     add_common(p)
@@ -154,8 +150,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--warm-start", metavar="FILE",
                    help="start EM from this examination.json (default: the one in --out)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
+    add_progress(p)
     add_store(p, "the per-query aggregates to fit on (read only):")
     _allow_incomplete(p)
     add_common(p)

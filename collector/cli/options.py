@@ -67,6 +67,16 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="override one setting, e.g. --set windows.abandonment_s=600")
 
 
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bar on stderr (default: when stderr is a terminal)")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """--progress / --no-progress, else a bar only when someone watches the terminal."""
+    return args.progress if args.progress is not None else sys.stderr.isatty()
+
+
 def add_topic_files(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topics", metavar="FILE",
                         help="TOPIC<TAB>QUERY lines naming the topics of TREC qrels and runs")

@@ -30,10 +30,11 @@ from collector import __version__
 from collector import definitions as d
 from collector.definitions import Family
 from collector.exposition.view import View
+from collector.histogram import Buckets
 from collector.ingest import accounting as acc
-from collector.series.quality import Buckets, QualitySeries
+from collector.outcomes import REFORMULATION_KINDS
+from collector.series.quality import QualitySeries
 from collector.series.units import ExperimentUnits
-from collector.sessions.outcomes import REFORMULATION_KINDS
 
 
 class Exposition:

@@ -8,14 +8,16 @@ there (``count_of``, ``rate_of``) as the simulator's oracle computes its own: ra
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collector import definitions as d
 from collector.definitions import Rate, count_of, rate_of
-from collector.engine import Engine
 from collector.ingest import accounting as acc
+from collector.outcomes import REFORMULATION_KINDS
 from collector.series.quality import QualitySeries
-from collector.sessions.outcomes import REFORMULATION_KINDS
+
+if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
+    from collector.engine import Engine
 
 # The summary's keys in order: a COUNTS name (its total) or a rate (its ratio); the judged
 # ones only with a judgment set loaded (judgments.file).

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from collector.series.quality import Buckets
+from collector.histogram import Buckets
 
 # |client clock offset| buckets, seconds: 1 s … 1 week.
 OFFSET_BUCKETS = (1.0, 10.0, 60.0, 300.0, 900.0, 3600.0, 21600.0, 86400.0, 604800.0)

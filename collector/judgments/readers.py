@@ -42,7 +42,7 @@ from urllib.parse import unquote
 
 from collector.errors import JudgmentsError
 from collector.judgments.judgment_set import COLUMNS, JudgmentSet
-from collector.sessions.outcomes import normalize_query
+from collector.outcomes import normalize_query
 
 log = logging.getLogger(__name__)
 BOOK_NAME_SEPARATOR = " · searchpulse "

@@ -27,11 +27,14 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import re2
 
-from collector.config import Config
 from collector.privacy import check_digits
+
+if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
+    from collector.config import Config
 
 TOO_LONG = "too_long"
 EMAIL = "email"

@@ -13,14 +13,17 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from collector import definitions as d
-from collector.config import Config
 from collector.watched_file import WatchedFile
+
+if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
+    from collector.config import Config
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,9 @@ WITH_RESULTS = COUNTS[definitions.WITH_RESULTS].attribute
 
 @dataclass(frozen=True)
 class Rate:
-    """An experiment rate: its ratio name in the recording rules, its bucket counts (collector/
-    units.py attributes), which direction is better, and the margin setting of a guardrail."""
+    """An experiment rate: its ratio name in the recording rules, its bucket counts
+    (collector/series/units.py attributes), which direction is better, and the margin setting
+    of a guardrail."""
 
     ratio: str
     title: str
@@ -86,12 +87,6 @@ class ExperimentDesign:
     min_searches: int
     guardrail_zero_result_margin: float
     guardrail_slow_search_margin: float
-
-    @classmethod
-    def default(cls) -> ExperimentDesign:
-        from collector.config import load_config
-
-        return cls.from_config(load_config(environ={}))
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:

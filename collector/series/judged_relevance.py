@@ -117,6 +117,7 @@ def of_application(by_application: dict[str, JudgedQuery], application: str
 
 def load(path: str | Path, max_grade: int) -> JudgedRankings:
     """The final grades of every judgment file format ``searchpulse judgments`` reads."""
+    # on use: the readers need pandas, which the live scorer without a judgment set never loads
     from collector.judgments.readers import Sources, read_judgments
 
     final = read_judgments([path], Sources(), max_grade).judgment_set().final()

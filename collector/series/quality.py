@@ -6,13 +6,13 @@ The hot path increments slot attributes (~40 ns) instead of calling ``Counter.la
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
+from collector.histogram import Buckets
+from collector.outcomes import REFORMULATION_KINDS
 from collector.series.labels import NONE, OTHER, CappedLabel
 from collector.series.units import ExperimentUnits
-from collector.sessions.outcomes import REFORMULATION_KINDS
 
 STRATA = ("head", "torso", "tail", "known_item")
 HEAD, TORSO, TAIL, KNOWN_ITEM = range(4)
@@ -25,25 +25,6 @@ _LATENCY_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.75, 1.0, 2.0, 5.0, 10.0)
 def latency_buckets(guardrail_s: float) -> tuple[float, ...]:
     """The latency histogram's bounds, with one boundary exactly at the guardrail."""
     return tuple(sorted({*_LATENCY_BUCKETS, guardrail_s}))
-
-
-class Buckets:
-    """A histogram's per-bucket counts (not cumulative) and sum; the last bucket is +Inf."""
-
-    __slots__ = ("bounds", "counts", "sum")
-
-    def __init__(self, bounds: tuple[float, ...]) -> None:
-        self.bounds = bounds
-        self.counts = [0] * (len(bounds) + 1)
-        self.sum = 0.0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect_left(self.bounds, value)] += 1
-        self.sum += value
-
-    @property
-    def count(self) -> int:
-        return sum(self.counts)
 
 
 class QualitySeries:

@@ -9,13 +9,16 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import re2
 
-from collector.config import Config
 from collector.errors import StrataError
+from collector.outcomes import normalize_query
 from collector.series.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
-from collector.sessions.outcomes import normalize_query
+
+if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
+    from collector.config import Config
 
 # Matched against the whole normalized query, on RE2 (linear time, whatever the query).
 DEFAULT_KNOWN_ITEM_PATTERNS = (

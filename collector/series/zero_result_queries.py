@@ -19,9 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from heapq import nlargest
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
-from collector.config import Config
 from collector.privacy.personal_data import NOT_SCANNED_YET, PersonalData, too_few_clients
+
+if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
+    from collector.config import Config
 
 MAX_LABEL_LENGTH = 64
 _CANDIDATES_PER_SHOWN = 20  # queries examined per query shown (the withheld ones among them)

@@ -30,13 +30,13 @@ import msgspec
 
 from collector.ingest import accounting as acc
 from collector.ingest.events import EventAttributes, EventObject, QueryAttributes, WireRecord
+from collector.outcomes import reformulation_kind
 from collector.series.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.series.quality import QualitySeries, SeriesTable
 from collector.series.strata import StrataClassifier
 from collector.series.units import BucketCounts, ExperimentUnits, UnitTracker
 from collector.series.zero_result_queries import TopZeroResultQueries
 from collector.sessions.interleaving import UNTAGGED, credit, team_of
-from collector.sessions.outcomes import reformulation_kind
 from collector.store.query_stats import QueryRow, QueryStats
 
 # Search.flags bits; the page size of the first result page is kept above them.

@@ -28,8 +28,8 @@ from itertools import accumulate
 import msgspec
 
 from collector.exposition.summary import summarize
+from collector.outcomes import REFORMULATION_KINDS, normalize_query, reformulation_kind
 from collector.series.quality import STRATA, TAIL
-from collector.sessions.outcomes import REFORMULATION_KINDS, normalize_query, reformulation_kind
 
 PAGE_SIZE = 10
 _CHURN = 5000  # of 100,000: the share of result positions showing some other document

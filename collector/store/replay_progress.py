@@ -22,12 +22,14 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collector.clock.stream_clock import SAMPLE_MASK, WINDOW
 from collector.errors import InputMismatch, StoreError
-from collector.sources.files import Input
 from collector.store.query_store import InputMark
+
+if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
+    from collector.sources.files import Input
 
 log = logging.getLogger(__name__)
 

@@ -14,15 +14,18 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from collector import definitions as d
-from collector.config import Config
 from collector.errors import StoreError
 from collector.store.query_stats import Key, QueryRow, QueryStats, merge_rows
 from collector.store.query_store import InputMark, Offsets, QueryStore, open_store
+
+if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
+    from collector.config import Config
 
 log = logging.getLogger(__name__)
 

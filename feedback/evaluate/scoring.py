@@ -33,7 +33,7 @@ from collector.ingest.events import decode
 from collector.judgments import measures as measure_set
 from collector.judgments.gate import Rule
 from collector.judgments.readers import read_run_rankings
-from collector.sessions.outcomes import normalize_query
+from collector.outcomes import normalize_query
 from collector.store.query_stats import position_key
 from collector.store.query_store import open_store
 from feedback.evaluate import query_changes

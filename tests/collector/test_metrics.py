@@ -129,7 +129,7 @@ def quality_families_by_prometheus_client(series) -> bytes:
 
     from collector import definitions as d
     from collector.exposition.metrics import _cumulative
-    from collector.sessions.outcomes import REFORMULATION_KINDS
+    from collector.outcomes import REFORMULATION_KINDS
 
     labels = ("application", "stratum", "variant")
 

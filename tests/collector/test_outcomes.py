@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from collector.sessions.outcomes import normalize_query, reformulation_kind
+from collector.outcomes import normalize_query, reformulation_kind
 
 
 @pytest.mark.parametrize(("raw", "normalized"), [
@@ -34,7 +34,7 @@ def test_reformulation_kind(before, after, kind):
 def test_a_megabyte_query_is_its_first_thousand_characters_and_stalls_nothing(ubi, engine):
     import time
 
-    from collector.sessions.outcomes import MAX_QUERY_CHARS, normalize_query
+    from collector.outcomes import MAX_QUERY_CHARS, normalize_query
 
     assert normalize_query("Ab " * 1_000_000) == ("ab " * 334)[:MAX_QUERY_CHARS].strip()
     started = time.perf_counter()  # two huge queries in one session: a reformulation check

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from collector.cli import main
+from collector.config import load_config
 from collector.series.experiment_stats import (
     RATES,
     Estimate,
@@ -25,6 +26,9 @@ from collector.series.experiment_stats import (
 )
 from feedback.experiments.verdicts import from_exposition, verdicts
 from tests.conftest import UBI
+
+DESIGN = ExperimentDesign.from_config(load_config(environ={}))  # the default settings'
+
 
 # client → (variant, [clicked?] per search): CTR per client differs (clustered behaviour)
 CLIENTS = {"c1": ("control", [1, 1, 1, 0]), "c2": ("control", [0]),
@@ -56,7 +60,7 @@ def _records() -> list[bytes]:
 @pytest.fixture
 def report(engine):
     e = engine(_records())
-    return verdicts(e.view().experiments, ExperimentDesign.default())
+    return verdicts(e.view().experiments, DESIGN)
 
 
 def _by_hand(variant: str) -> tuple[float, float]:
@@ -108,7 +112,7 @@ def test_the_report_reads_an_exposition_like_the_engine(engine, report):
     from collector.replay import exposition
 
     text = exposition(engine(_records())).decode()
-    assert verdicts(from_exposition(text, 32), ExperimentDesign.default()) == report
+    assert verdicts(from_exposition(text, 32), DESIGN) == report
 
 
 @pytest.mark.parametrize(("low", "high", "higher_is_better", "expected"), [
@@ -118,12 +122,12 @@ def test_the_report_reads_an_exposition_like_the_engine(engine, report):
 def test_verdicts_read_the_difference_interval(low, high, higher_is_better, expected):
     rate = next(r for r in RATES if r.higher_is_better == higher_is_better and not r.guardrail)
     diff = Estimate((low + high) / 2, 1e-4, low, high)
-    assert verdict(rate, diff, 10_000, ExperimentDesign.default()) == expected
+    assert verdict(rate, diff, 10_000, DESIGN) == expected
 
 
 def test_a_guardrail_is_breached_only_beyond_its_margin_with_enough_searches():
     zero = next(r for r in RATES if r.guardrail == "guardrail_zero_result_margin")
-    design = ExperimentDesign.default()
+    design = DESIGN
     assert verdict(zero, Estimate(0.03, 1e-5, 0.011, 0.05), 1000, design) == \
         "guardrail breached"
     assert verdict(zero, Estimate(0.03, 1e-5, 0.011, 0.05), 999, design) == "worse"

@@ -14,9 +14,9 @@ import pytest
 
 from collector.cli import EXIT_INPUT, EXIT_OK, main
 from collector.config import load_config
+from collector.outcomes import normalize_query
 from collector.replay import replay
 from collector.series.strata import load_strata_csv
-from collector.sessions.outcomes import normalize_query
 from collector.sources.simulator import SimulationSpec, Simulator
 from collector.store.query_store import open_store
 

@@ -90,7 +90,7 @@ def _samples(prometheus: Prometheus, expr: str, *labels: str) -> dict[tuple, flo
 
 def test_the_rules_compute_what_the_report_prints(measured):
     prometheus, final, _ = measured
-    design = ExperimentDesign.default()
+    design = ExperimentDesign.from_config(load_config(environ={}))
     report = verdicts(from_exposition(final.decode(), design.unit_buckets), design)
     applications = report["applications"]
     assert set(applications) == {"web", "mobile"}

@@ -14,7 +14,7 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from collector.sessions.outcomes import normalize_query
+from collector.outcomes import normalize_query
 from testbed.process import Service, free_port
 from tests.conftest import T0, UBI
 from tests.integration.test_kafka_collector import scrape

@@ -9,6 +9,7 @@ import msgspec
 from kafka import KafkaProducer
 
 from collector.config import Config
+from collector.sources.kafka.connection import client_options, close_client
 
 log = logging.getLogger(__name__)
 _FLUSH_TIMEOUT_S = 120.0  # the producer's own delivery timeout: by then a record has failed
@@ -32,8 +33,6 @@ def record_key(raw: bytes) -> bytes | None:
 
 def produce(records: Iterable[bytes], bootstrap: str, topic: str, use_security: bool,
             config: Config) -> int:
-    from collector.sources.kafka.connection import client_options, close_client
-
     options = client_options(config) if use_security else {}
     options["bootstrap_servers"] = bootstrap.split(",")
     producer = KafkaProducer(**options, acks="all", linger_ms=20, batch_size=256 * 1024)

@@ -15,6 +15,7 @@ from collector.config import Config
 from collector.exposition.http import MetricsServer
 from collector.exposition.metrics import Exposition
 from collector.exposition.view import View
+from collector.ingest.accounting import PipelineStats
 from collector.series.examination import ExaminationCollector
 from collector.sources.kafka.consumer import KafkaCollector
 from collector.sources.kafka.health import KafkaHealthCollector
@@ -29,8 +30,6 @@ class _Holder:
     source: KafkaCollector | None = None
 
     def view(self) -> View:
-        from collector.ingest.accounting import PipelineStats
-
         if self.source is None:
             return View(series=[], stats=PipelineStats(), folded={})
         return self.source.exposed
