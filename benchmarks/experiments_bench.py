@@ -5,7 +5,7 @@
 
 Each simulation is an independent simulated log (its own seed) of returning users with
 heavy-tailed activity (log-normal, σ = 1) and their own click propensity
-(collector/sources/simulator.py, SimulationSpec.users), replayed through the engine; its two
+(collector/sources/simulator/, SimulationSpec.users), replayed through the engine; its two
 experiment applications (web, mobile: control / treatment, users randomized 50/50) are two
 independent experiments, read by `searchpulse experiments`' own code
 (feedback/experiments/verdicts.py). Also measured: Python bytes per tracked unit (tracemalloc), and

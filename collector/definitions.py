@@ -4,10 +4,10 @@ A metric's name, type, help and labels, and a rate's numerator, denominator, tit
 panel are written here and nowhere else: the exposition (collector/exposition/metrics.py and the
 health collectors), the recording and alert rules (alerts/rules/), the dashboards
 (dashboards/queries.py), the replay summary (collector/exposition/summary.py), the simulator's
-oracle (collector/sources/simulator.py) and the feedback signals (feedback/candidates/signals.py)
-read these rows, and tests/collector/test_metric_docs.py checks docs/metrics.md's tables against
-them. A misspelled name is then an ``AttributeError`` or ``KeyError`` at import, not a panel that
-silently shows no data.
+oracle (collector/sources/simulator/oracle.py) and the feedback signals
+(feedback/candidates/signals.py) read these rows, and tests/collector/test_metric_docs.py checks
+docs/metrics.md's tables against them. A misspelled name is then an ``AttributeError`` or
+``KeyError`` at import, not a panel that silently shows no data.
 
 This module imports nothing of the project (only prometheus_client), so alerts/, dashboards/ and
 feedback/ read it without pulling in the collector's engine.

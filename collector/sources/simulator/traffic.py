@@ -1,0 +1,161 @@
+"""The simulator: sessions started in event time (Poisson arrivals, the diurnal profile, lulls),
+delivered with a bounded jitter (out of event-time order) or paced in real time, and the files
+that describe its world (strata, judgments, examination curve)."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+import time
+import zlib
+from bisect import bisect
+from collections.abc import Iterator
+from itertools import accumulate
+
+import msgspec
+
+from collector.series.quality import STRATA
+from collector.sources.simulator.applications import APPS, INTERLEAVED
+from collector.sources.simulator.behaviour import UserBehaviour
+from collector.sources.simulator.oracle import GroundTruth
+from collector.sources.simulator.plan import _Search
+from collector.sources.simulator.rankings import PAGE_SIZE, _ranked
+from collector.sources.simulator.records import _Line
+from collector.sources.simulator.spec import SimulationSpec, traffic_share
+from collector.sources.simulator.users import Users
+from collector.sources.simulator.vocabulary import Vocabulary
+
+
+class Simulator(UserBehaviour):
+    """Simulated sessions and their records; the ground truth in ``truth`` as they are made."""
+
+    def __init__(self, spec: SimulationSpec) -> None:
+        self.spec = spec
+        self.rng = random.Random(spec.seed)
+        self.vocab = Vocabulary(self.rng, spec.vocabulary, spec.zipf_exponent)
+        self.truth = GroundTruth()
+        self._app_weights = list(accumulate(app.weight for app in APPS))
+        self._encoder = msgspec.json.Encoder()
+        self.users = Users(spec) if spec.users else None
+
+    # -- public ------------------------------------------------------------------------------
+    def records(self) -> Iterator[bytes]:
+        """All records as JSON lines, delivered in jittered event-time order."""
+        for _, line in self.timed_records():
+            yield line
+
+    def timed_records(self) -> Iterator[tuple[float, bytes]]:
+        """(delivery time, record): event time plus up to ``jitter_s`` of delivery delay."""
+        pending: list[tuple[float, int, bytes]] = []
+        ts = self.spec.start
+        serial = 0
+        lulls = sorted(self.spec.lulls)
+        for _ in range(self.spec.sessions):
+            ts = self._next_start(ts, lulls)
+            for delivery, line in self._session(ts):
+                serial += 1
+                heapq.heappush(pending, (delivery, serial, line))
+            while pending and pending[0][0] < ts - self.spec.jitter_s:
+                self.truth.records += 1
+                delivery, _, line = heapq.heappop(pending)
+                yield delivery, line
+        while pending:
+            self.truth.records += 1
+            delivery, _, line = heapq.heappop(pending)
+            yield delivery, line
+
+    def _next_start(self, ts: float, lulls: list[tuple[float, float]]) -> float:
+        """The next session's start: a Poisson arrival, thinned by the diurnal profile,
+        moved past every lull it reached (``lulls`` is consumed)."""
+        rng, spec = self.rng, self.spec
+        while True:
+            ts += rng.expovariate(spec.sessions_per_second)
+            while lulls and ts - spec.start >= lulls[0][0]:
+                ts += lulls.pop(0)[1]
+            if not spec.diurnal or rng.random() < traffic_share(ts):
+                return ts
+
+    def paced(self, speed: float, duration_s: float | None = None,
+              tick_s: float | None = None) -> Iterator[bytes | None]:
+        """Records in real time: event time runs `speed` times faster than the clock. With
+        ``tick_s``, a None every ``tick_s`` of wall time spent waiting for the next record (a
+        lull, a quiet night): the caller's chance to see its source idle."""
+        started = time.monotonic()
+        for ts, raw in self.timed_records():
+            due = (ts - self.spec.start) / speed
+            while True:
+                elapsed = time.monotonic() - started
+                if duration_s is not None and elapsed >= duration_s:
+                    return
+                wait = due - elapsed
+                if wait <= 0:
+                    break
+                time.sleep(min(wait, tick_s or 0.5))
+                if tick_s is not None and wait >= tick_s:
+                    yield None
+            yield raw
+
+    def judgments_csv(self, depth: int = 20, share: float = 0.8) -> str:
+        """A judgment set of the vocabulary (``judgments.csv``): ``share`` of the queries
+        judged, their first ``depth`` ranked documents graded 3, 2, 1, 0 by rank (first 2, next
+        3, next 5, rest); the queries users click rarely are graded the other way round (their
+        best documents rank last), so judged NDCG agrees with the users."""
+        rows = ["application,query,doc_id,rater,grade"]
+        for query in self.vocab.queries:
+            if zlib.crc32(query.encode()) % 1000 >= share * 1000:
+                continue
+            for index in range(depth):
+                grade = 3 if index < 2 else 2 if index < 5 else 1 if index < 10 else 0
+                if query in self.vocab.poor:
+                    grade = 3 - grade
+                rows.append(f",{query},{_ranked(query, index)},simulator,{grade}")
+        return "\n".join(rows) + "\n"
+
+    @staticmethod
+    def examination_json() -> str:
+        """The simulated users' examination curve (clicks fall on position r with weight 1/r,
+        whatever the document) as `searchpulse clicks` writes it: every application's,
+        identified (the simulator knows it; its rankings barely move, so a fit would not)."""
+        curve = [round(1.0 / r, 6) for r in range(1, PAGE_SIZE + 1)]
+        return json.dumps({"model": "position-based", "source": "simulator", "applications": {
+            app.name: {"examination": curve, "identified": True, "impressions": 0}
+            for app in APPS}}, indent=2) + "\n"
+
+    def strata_csv(self) -> str:
+        rows = ["query,stratum"] + [f"{q},{STRATA[s]}" for q, s in self.vocab.strata.items()]
+        return "\n".join(rows) + "\n"
+
+    # -- one session ------------------------------------------------------------------------
+    def _session(self, start: float) -> list[tuple[float, bytes]]:
+        rng = self.rng
+        shift = 0.0
+        if self.users is not None:  # a returning user: its application, variant, propensity
+            user = self.users.draw(rng)
+            app, client, variant, shift = user.app, user.client, user.variant, user.click_shift
+            session = f"s-{rng.getrandbits(48):012x}"
+        else:
+            app = APPS[bisect(self._app_weights, rng.random() * self._app_weights[-1])]
+            client = f"c-{rng.getrandbits(48):012x}"
+            session = f"s-{rng.getrandbits(48):012x}"
+            variant = rng.choice(("control", "treatment")) if app.experiment else None
+            if (variant is not None and self.spec.interleaving_preference is not None
+                    and rng.random() < 1 / 3):
+                variant = INTERLEAVED
+        plan: list[_Search] = []
+        out: list[_Line] = []
+        t = int(start * 1000)
+        query = self._first_query()
+        while True:
+            search = self._search(plan, app, variant, query, t)
+            search.click_shift = shift
+            search.query_id = self._query_id()
+            self._query(search, app, client, session, search.query_id, 1, search.ts_ms, out)
+            t, query = self._behave(search, app, client, session, out)
+            if query is None:
+                break
+        self.truth.add_session(plan, client if self.spec.keep_sessions else None)
+        self._noise(out, client, session, t)
+        jitter = self.spec.jitter_s
+        return [(ts + rng.random() * jitter, line) for ts, line, _ in out]
+
