@@ -11,7 +11,7 @@ Modules raise them from here; the modules they were first written in still expor
 from __future__ import annotations
 
 
-# raised by collector/config.py
+# raised by collector/config/
 class ConfigError(ValueError):
     """A setting is unknown, malformed or inconsistent; the message names the key."""
 

@@ -77,7 +77,7 @@ RATES = (
 @dataclass(frozen=True)
 class ExperimentDesign:
     """The `experiments.*` settings a verdict depends on (their defaults and checks live in
-    collector/config.py, the one settings table)."""
+    collector/config/settings.py, the one settings table)."""
 
     unit_buckets: int
     unit_window_s: float

@@ -1,31 +1,32 @@
-"""Settings: one declarative table, read from defaults < TOML file < ``SEARCHPULSE_*`` env < flags.
-
-Every setting has a dotted key (``windows.abandonment_s``). Its environment variable is the key
-upper-cased with dots as underscores (``SEARCHPULSE_WINDOWS_ABANDONMENT_S``). Errors always name the
-offending key and where its value came from, so a bad deploy fails at start with a useful message.
-"""
+"""The settings table: every setting as a row of data (key, type, default, help, check), its
+``SEARCHPULSE_*`` variable, and the keys that moved or belong to another program."""
 
 from __future__ import annotations
 
-import difflib
-import os
-import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from collector.errors import ConfigError, MeasureError
-from collector.ingest.events import TEAM_ATTRIBUTE
-from collector.privacy.redaction import redact
-from collector.series.labels import scrub
-from collector.store.query_stats import CLIENT_MARKS
+from collector.config.value_checks import (
+    _attribute_name,
+    _base,
+    _bucket_count,
+    _client_marks,
+    _gate_rules,
+    _linear_patterns,
+    _measures,
+    _non_negative,
+    _percent,
+    _port,
+    _positive,
+    _record_timestamps,
+    _share,
+    _split,
+    _store_url,
+    _variant,
+)
 
 ENV_PREFIX = "SEARCHPULSE_"
-# SEARCHPULSE_* variables that are not settings: the config file, the log level (both read by
-# the command line), the test suite's own (SEARCHPULSE_TEST_*).
-OTHER_VARIABLES = ("SEARCHPULSE_CONFIG", "SEARCHPULSE_LOG_LEVEL")
-OTHER_PREFIXES = ("SEARCHPULSE_TEST_",)
 # Config-file sections only `searchpulse generate` and `config check` read (alerts/config.py adds
 # their settings): the collector's other subcommands skip them, so one file holds both.
 FOREIGN_SECTIONS = ("alerts.",)
@@ -55,105 +56,6 @@ class Setting:
 def env_name(key: str) -> str:
     """The SEARCHPULSE_* variable of a setting key."""
     return ENV_PREFIX + key.upper().replace(".", "_")
-
-
-def _positive(value: float) -> str | None:
-    """A duration, a rate, a size: ``inf`` would switch the mechanism off unannounced (an
-    idle partition never released)."""
-    return None if 0 < value < float("inf") else "must be a finite number > 0"
-
-
-def _non_negative(value: float) -> str | None:
-    return None if value >= 0 else "must be >= 0"
-
-
-def _share(value: float) -> str | None:
-    return None if 0 < value < 1 else "must be between 0 and 1 (exclusive)"
-
-
-def _percent(value: float) -> str | None:
-    return None if 0 < value <= 100 else "must be in (0, 100]"
-
-
-def _attribute_name(value: str) -> str | None:
-    return (None if not value or TEAM_ATTRIBUTE.fullmatch(value) else
-            "must be a plain JSON key: a letter or _, then letters, digits, _ or - (≤ 64)")
-
-
-def _port(value: int) -> str | None:
-    return None if 0 <= value <= 65535 else "must be a TCP port (0-65535)"
-
-
-def _linear_patterns(value: list[str]) -> str | None:
-    import re2  # the detectors' engine: a pattern must run on it, in linear time
-
-    for pattern in value:
-        try:
-            re2.compile(pattern)
-        except re2.error as error:
-            return f"{pattern!r} is not a linear-time (RE2) pattern: {error}"
-    return None
-
-
-def _client_marks(value: int) -> str | None:
-    if 1 <= value <= CLIENT_MARKS:
-        return None
-    return f"must be between 1 and {CLIENT_MARKS} (the client marks a store keeps per row)"
-
-
-def _store_url(value: str) -> str | None:
-    if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
-        return None
-    return "must be sqlite:///PATH or postgresql://…"
-
-
-def _record_timestamps(value: str) -> str | None:
-    return None if value in ("arrival", "ignore") else "must be arrival or ignore"
-
-
-def _bucket_count(value: int) -> str | None:
-    return None if 2 <= value <= 1024 else "must be between 2 and 1024"
-
-
-def _split(value: list[str]) -> str | None:
-    # on use: the statistics' imports (numpy) would add 91 modules to every command's start
-    from collector.series.experiment_stats import parse_split
-
-    try:
-        parse_split(value)
-    except ValueError as error:
-        return str(error)
-    return None
-
-
-def _variant(value: str) -> str | None:
-    if value in ("none", "other") or scrub(value) != value:
-        return ("must be a variant label value (letters, digits, _ . : / - only, at most 64; "
-                "not none or other)")
-    return None
-
-
-def _measures(value: list[str]) -> str | None:
-    if not value:
-        return None
-    from collector.judgments.measures import parse  # on use: ir_measures parses them (slow)
-
-    try:
-        parse(value, "measure")
-    except MeasureError as error:
-        return str(error)
-    return None
-
-
-def _gate_rules(value: list[str]) -> str | None:
-    # on use: the gate's imports (ir_measures, pandas) would add 76 modules to every start
-    from collector.judgments.gate import problem
-
-    return problem(value) if value else None
-
-
-def _base(value: int) -> str | None:
-    return None if value in (0, 1) else "must be 0 or 1"
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -397,220 +299,6 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 _BY_KEY = {s.key: s for s in SETTINGS}
-
-
-class Config(Mapping[str, Any]):
-    """Validated, read-only settings; ``config["windows.abandonment_s"]`` or ``config.sources``."""
-
-    def __init__(self, values: dict[str, Any], sources: dict[str, str],
-                 settings: Mapping[str, Setting] | None = None,
-                 unknown_environment: tuple[str, ...] = ()) -> None:
-        self._values = values
-        self.sources = sources
-        self._settings = _BY_KEY if settings is None else settings
-        # SEARCHPULSE_* variables that name no setting, each with its close match: a misspelt
-        # override would otherwise be ignored without a word
-        self.unknown_environment = unknown_environment
-
-    def __getitem__(self, key: str) -> Any:
-        return self._values[key]
-
-    def printable(self, key: str) -> Any:
-        """The value, or ``***`` for a secret that is set."""
-        secret = self._settings[key].secret
-        return "***" if secret and self._values[key] else self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-
-def _as_list(raw: Any, where: str) -> list[str]:
-    """A list of strings; the environment writes one as comma-separated text."""
-    if isinstance(raw, str):
-        return [part for part in raw.split(",") if part]
-    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
-        raise ConfigError(f"{where}: expected a list of strings, got {raw!r}")
-    return list(raw)
-
-
-_BOOLEAN_WORDS = {"1": True, "true": True, "0": False, "false": False}
-
-
-def _as_bool(raw: Any) -> bool:
-    """A TOML boolean, or one of the words an environment variable can carry."""
-    if isinstance(raw, bool):
-        return raw
-    return _BOOLEAN_WORDS[str(raw).lower()]
-
-
-def _as_number(kind: type, raw: Any) -> Any:
-    """``kind(raw)``, refusing what Python would accept but a reader would not mean: ``true`` as
-    1 (bool is an int), and 2.5 silently cut to an int 2."""
-    if isinstance(raw, bool):
-        raise ValueError(raw)
-    if kind is int and isinstance(raw, float) and not raw.is_integer():
-        raise ValueError(raw)
-    return kind(raw)
-
-
-def _coerce(setting: Setting, raw: Any, source: str) -> Any:
-    """The value of ``raw`` as ``setting.kind``, or a ConfigError naming the key and its source."""
-    where = f"{setting.key} (from {source})"
-    try:
-        if setting.kind is list:
-            return _as_list(raw, where)
-        if setting.kind is bool:
-            return _as_bool(raw)
-        if setting.kind in (int, float):
-            return _as_number(setting.kind, raw)
-        return setting.kind(raw)
-    except ConfigError:  # a ValueError, but already naming the key
-        raise
-    except (KeyError, TypeError, ValueError):
-        raise ConfigError(
-            f"{where}: expected {setting.kind.__name__}, got {raw!r}"
-        ) from None
-
-
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for name, value in table.items():
-        key = f"{prefix}{name}"
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, key + "."))
-        else:
-            flat[key] = value
-    return flat
-
-
-def _file_layer(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The TOML file's settings as dotted keys; an unreadable or malformed file names itself."""
-    try:
-        with open(path, "rb") as handle:
-            return _flatten(tomllib.load(handle))
-    except OSError as exc:
-        raise ConfigError(f"config file {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path}: {exc}") from None
-
-
-def _layers(path: str | os.PathLike[str] | None, overrides: Mapping[str, Any] | None,
-            environ: Mapping[str, str], table: Mapping[str, Setting]
-            ) -> list[tuple[str, Mapping[str, Any]]]:
-    """(source, settings) from the weakest to the strongest: file, environment, command line."""
-    layers: list[tuple[str, Mapping[str, Any]]] = []
-    if path:
-        layers.append((str(path), _file_layer(path)))
-    layers.append(("environment", {
-        s.key: environ[s.env] for s in table.values() if s.env in environ
-    }))
-    if overrides:
-        layers.append(("command line", {k: v for k, v in overrides.items() if v is not None}))
-    return layers
-
-
-def _apply_layer(source: str, layer: Mapping[str, Any], from_file: bool,
-                 table: Mapping[str, Setting], values: dict[str, Any],
-                 sources: dict[str, str]) -> None:
-    """Coerce each setting of ``layer`` over ``values``, recording where it came from; an unknown
-    key is an error (with its replacement when it moved), except a section another program
-    reads from the same file."""
-    for key, raw in layer.items():
-        setting = table.get(key)
-        if setting is None and from_file and key.startswith(FOREIGN_SECTIONS):
-            continue
-        if setting is None:
-            moved = f"; replaced by {MOVED[key]}" if key in MOVED else ""
-            raise ConfigError(f"{key} (from {source}): unknown setting{moved}")
-        label = setting.env if source == "environment" else source
-        values[key] = _coerce(setting, raw, label)
-        sources[key] = label
-
-
-def _check_values(table: Mapping[str, Setting], values: dict[str, Any],
-                  sources: dict[str, str]) -> None:
-    """Each setting's own check, on the merged value; a secret is shown redacted."""
-    for key, setting in table.items():
-        problem = setting.check(values[key]) if setting.check else None
-        if problem:
-            shown = redact(str(values[key])) if setting.secret else values[key]
-            raise ConfigError(f"{key} (from {sources[key]}): {problem}, got {shown!r}")
-
-
-def load_config(
-    path: str | os.PathLike[str] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    environ: Mapping[str, str] | None = None,
-    extra: tuple[Setting, ...] = (),
-) -> Config:
-    """Merge defaults, the TOML file, the environment and explicit overrides; validate all."""
-    environ = os.environ if environ is None else environ
-    table = {s.key: s for s in (*SETTINGS, *extra)}
-    values = {key: s.default for key, s in table.items()}
-    sources = dict.fromkeys(table, "default")
-    for source, layer in _layers(path, overrides, environ, table):
-        _apply_layer(source, layer, bool(path) and source == str(path), table, values, sources)
-    _check_values(table, values, sources)
-    _check_consistency(values, sources)
-    return Config(values, sources, table, unknown_variables(environ, table))
-
-
-def unknown_variables(environ: Mapping[str, str], table: Mapping[str, Setting]
-                      ) -> tuple[str, ...]:
-    """A message per SEARCHPULSE_* variable of ``environ`` that no setting of ``table`` reads,
-    naming the closest one. Variables of a section other programs read (alerts.*) are theirs
-    when ``table`` does not hold that section."""
-    known = {s.env for s in table.values()} | set(OTHER_VARIABLES)
-    others = OTHER_PREFIXES + tuple(
-        env_name(section) for section in FOREIGN_SECTIONS
-        if not any(key.startswith(section) for key in table))
-    moved = {env_name(old): env_name(new) for old, new in MOVED.items()}
-    messages = []
-    for name in sorted(environ):
-        if not name.startswith(ENV_PREFIX) or name in known or name.startswith(others):
-            continue
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-        hint = (f"replaced by {moved[name]}" if name in moved else
-                f"did you mean {close[0]}?" if close else
-                "settings are SEARCHPULSE_SECTION_NAME (searchpulse --help lists them)")
-        messages.append(f"{name}: no such setting; {hint}")
-    return tuple(messages)
-
-
-def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
-    if values["windows.reformulation_s"] > values["windows.abandonment_s"]:
-        raise ConfigError(
-            "windows.reformulation_s (from {}) must not exceed windows.abandonment_s: a search "
-            "could otherwise be both abandoned and reformulated".format(
-                sources["windows.reformulation_s"])
-        )
-    if values["windows.abandonment_s"] > values["windows.attribution_s"]:
-        raise ConfigError(
-            "windows.abandonment_s (from {}) must not exceed windows.attribution_s".format(
-                sources["windows.abandonment_s"])
-        )
-    if values["ordering.clock_tolerance_s"] > values["ordering.max_ahead_s"]:
-        raise ConfigError(
-            "ordering.clock_tolerance_s (from {}) must not exceed ordering.max_ahead_s".format(
-                sources["ordering.clock_tolerance_s"])
-        )
-    if values["strata.head_share"] >= values["strata.torso_share"]:
-        raise ConfigError(
-            "strata.head_share (from {}) must be below strata.torso_share".format(
-                sources["strata.head_share"])
-        )
-    split = [item.partition("=")[0].strip() for item in values["experiments.split"]]
-    if split and values["experiments.control_variant"] not in split:
-        raise ConfigError(
-            "experiments.control_variant (from {}) must be one of the variants of "
-            "experiments.split ({}): the differences are read against it".format(
-                sources["experiments.control_variant"], ", ".join(split)))
-    for key in ("strata.file", "strata.known_item_titles_file"):
-        if values[key] and not Path(values[key]).is_file():
-            raise ConfigError(f"{key} (from {sources[key]}): no such file {values[key]!r}")
 
 
 def describe() -> list[Setting]:

@@ -1,0 +1,43 @@
+"""Checks across settings, on the merged values: windows that nest, strata shares in order, a
+control variant of the designed split, files that exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from collector.errors import ConfigError
+
+
+def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
+    if values["windows.reformulation_s"] > values["windows.abandonment_s"]:
+        raise ConfigError(
+            "windows.reformulation_s (from {}) must not exceed windows.abandonment_s: a search "
+            "could otherwise be both abandoned and reformulated".format(
+                sources["windows.reformulation_s"])
+        )
+    if values["windows.abandonment_s"] > values["windows.attribution_s"]:
+        raise ConfigError(
+            "windows.abandonment_s (from {}) must not exceed windows.attribution_s".format(
+                sources["windows.abandonment_s"])
+        )
+    if values["ordering.clock_tolerance_s"] > values["ordering.max_ahead_s"]:
+        raise ConfigError(
+            "ordering.clock_tolerance_s (from {}) must not exceed ordering.max_ahead_s".format(
+                sources["ordering.clock_tolerance_s"])
+        )
+    if values["strata.head_share"] >= values["strata.torso_share"]:
+        raise ConfigError(
+            "strata.head_share (from {}) must be below strata.torso_share".format(
+                sources["strata.head_share"])
+        )
+    split = [item.partition("=")[0].strip() for item in values["experiments.split"]]
+    if split and values["experiments.control_variant"] not in split:
+        raise ConfigError(
+            "experiments.control_variant (from {}) must be one of the variants of "
+            "experiments.split ({}): the differences are read against it".format(
+                sources["experiments.control_variant"], ", ".join(split)))
+    for key in ("strata.file", "strata.known_item_titles_file"):
+        if values[key] and not Path(values[key]).is_file():
+            raise ConfigError(f"{key} (from {sources[key]}): no such file {values[key]!r}")
+

@@ -1,0 +1,109 @@
+"""The checks of one setting's value (``Setting.check``): each returns what is wrong, or None.
+The checks that need a slow import (RE2, numpy, ir_measures, pandas) make it on use."""
+
+from __future__ import annotations
+
+from collector.errors import MeasureError
+from collector.ingest.events import TEAM_ATTRIBUTE
+from collector.series.labels import scrub
+from collector.store.query_stats import CLIENT_MARKS
+
+
+def _positive(value: float) -> str | None:
+    """A duration, a rate, a size: ``inf`` would switch the mechanism off unannounced (an
+    idle partition never released)."""
+    return None if 0 < value < float("inf") else "must be a finite number > 0"
+
+
+def _non_negative(value: float) -> str | None:
+    return None if value >= 0 else "must be >= 0"
+
+
+def _share(value: float) -> str | None:
+    return None if 0 < value < 1 else "must be between 0 and 1 (exclusive)"
+
+
+def _percent(value: float) -> str | None:
+    return None if 0 < value <= 100 else "must be in (0, 100]"
+
+
+def _attribute_name(value: str) -> str | None:
+    return (None if not value or TEAM_ATTRIBUTE.fullmatch(value) else
+            "must be a plain JSON key: a letter or _, then letters, digits, _ or - (≤ 64)")
+
+
+def _port(value: int) -> str | None:
+    return None if 0 <= value <= 65535 else "must be a TCP port (0-65535)"
+
+
+def _linear_patterns(value: list[str]) -> str | None:
+    import re2  # the detectors' engine: a pattern must run on it, in linear time
+
+    for pattern in value:
+        try:
+            re2.compile(pattern)
+        except re2.error as error:
+            return f"{pattern!r} is not a linear-time (RE2) pattern: {error}"
+    return None
+
+
+def _client_marks(value: int) -> str | None:
+    if 1 <= value <= CLIENT_MARKS:
+        return None
+    return f"must be between 1 and {CLIENT_MARKS} (the client marks a store keeps per row)"
+
+
+def _store_url(value: str) -> str | None:
+    if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
+        return None
+    return "must be sqlite:///PATH or postgresql://…"
+
+
+def _record_timestamps(value: str) -> str | None:
+    return None if value in ("arrival", "ignore") else "must be arrival or ignore"
+
+
+def _bucket_count(value: int) -> str | None:
+    return None if 2 <= value <= 1024 else "must be between 2 and 1024"
+
+
+def _split(value: list[str]) -> str | None:
+    # on use: the statistics' imports (numpy) would add 91 modules to every command's start
+    from collector.series.experiment_stats import parse_split
+
+    try:
+        parse_split(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _variant(value: str) -> str | None:
+    if value in ("none", "other") or scrub(value) != value:
+        return ("must be a variant label value (letters, digits, _ . : / - only, at most 64; "
+                "not none or other)")
+    return None
+
+
+def _measures(value: list[str]) -> str | None:
+    if not value:
+        return None
+    from collector.judgments.measures import parse  # on use: ir_measures parses them (slow)
+
+    try:
+        parse(value, "measure")
+    except MeasureError as error:
+        return str(error)
+    return None
+
+
+def _gate_rules(value: list[str]) -> str | None:
+    # on use: the gate's imports (ir_measures, pandas) would add 76 modules to every start
+    from collector.judgments.gate import problem
+
+    return problem(value) if value else None
+
+
+def _base(value: int) -> str | None:
+    return None if value in (0, 1) else "must be 0 or 1"
+
