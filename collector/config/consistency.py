@@ -40,4 +40,3 @@ def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
     for key in ("strata.file", "strata.known_item_titles_file"):
         if values[key] and not Path(values[key]).is_file():
             raise ConfigError(f"{key} (from {sources[key]}): no such file {values[key]!r}")
-

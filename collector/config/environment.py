@@ -34,4 +34,3 @@ def unknown_variables(environ: Mapping[str, str], table: Mapping[str, Setting]
                 "settings are SEARCHPULSE_SECTION_NAME (searchpulse --help lists them)")
         messages.append(f"{name}: no such setting; {hint}")
     return tuple(messages)
-

@@ -173,4 +173,3 @@ def load_config(
     _check_values(table, values, sources)
     _check_consistency(values, sources)
     return Config(values, sources, table, unknown_variables(environ, table))
-

@@ -38,7 +38,6 @@ MOVED = {f"alerts.thresholds.{name}": f"experiments.{name}"
 MOVED["alerts.thresholds.min_searches_sample_ratio"] = "experiments.min_units"
 
 
-
 @dataclass(frozen=True, slots=True)
 class Setting:
     key: str

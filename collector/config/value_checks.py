@@ -106,4 +106,3 @@ def _gate_rules(value: list[str]) -> str | None:
 
 def _base(value: int) -> str | None:
     return None if value in (0, 1) else "must be 0 or 1"
-

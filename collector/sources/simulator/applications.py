@@ -27,4 +27,3 @@ APPS = (
     _App("legacy", 0.10, True, False, True, True, False, False),
     _App("opensearch", 0.10, True, False, False, True, True, False),
 )
-

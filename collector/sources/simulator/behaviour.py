@@ -65,7 +65,6 @@ class UserBehaviour(RecordWriter):
                 zero_p = min(1.0, max(zero_p, 0.05) * incident.factor)
         return zero_p
 
-
     @property
     def _sku_set(self) -> set[str]:
         skus = getattr(self, "_skus", None)
@@ -171,5 +170,3 @@ def _typo(rng: random.Random, query: str) -> str:
     else:
         del chars[i]
     return "".join(chars)
-
-

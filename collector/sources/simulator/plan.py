@@ -23,4 +23,3 @@ class _Search:
     conversions: list[int] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)  # ts_ms of page > 1 records
     click_shift: float = 0.0  # its user's click propensity (logit scale), SimulationSpec.users
-

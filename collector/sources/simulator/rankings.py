@@ -21,4 +21,3 @@ def _shown(normalized: str, page: int, i: int, drawn: int) -> str:
     if drawn < _CHURN:
         return f"doc-{drawn}"
     return _ranked(normalized, (page - 1) * PAGE_SIZE + i)
-

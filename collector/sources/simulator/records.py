@@ -35,7 +35,6 @@ class RecordWriter:
         return (incident for incident in self.spec.incidents
                 if incident.active(offset, app.name))
 
-
     # -- noise: things that must be counted but not applied ----------------------------------
     def _noise(self, out: list[_Line], client: str, session: str, t: int) -> None:
         rng = self.rng
@@ -158,4 +157,3 @@ _INVALID = (
     b'{"query_id": "x", "user_query": "desk", "timestamp": "2026-01-05T09:00:00Z", '
     b'"query_attributes": {"page": "two"}}\n',
 )
-

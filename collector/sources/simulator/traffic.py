@@ -158,4 +158,3 @@ class Simulator(UserBehaviour):
         self._noise(out, client, session, t)
         jitter = self.spec.jitter_s
         return [(ts + rng.random() * jitter, line) for ts, line, _ in out]
-

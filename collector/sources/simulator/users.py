@@ -50,4 +50,3 @@ def personal(click_p: float, shift: float, effect: float) -> float:
     if shift:
         click_p = 1.0 / (1.0 + math.exp(-(math.log(click_p / (1.0 - click_p)) + shift)))
     return min(1.0, max(0.0, click_p + effect)) if effect else click_p
-
