@@ -41,7 +41,7 @@ from pathlib import Path
 
 from benchmarks.collector_bench import CACHE, simulated_log
 from benchmarks.store_bench import child
-from collector.sources.simulator import SimulationSpec, Simulator, _ranked
+from collector.sources.simulator import SimulationSpec, Simulator, ranked
 
 JUDGED_QUERIES = 10_000
 DOCUMENTS = 50
@@ -75,7 +75,7 @@ def judgment_set(path: Path, strata: tuple[int, ...] = SHARES["all"]) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("application,query,doc_id,rater,grade\n")
         for query in queries[:JUDGED_QUERIES]:
-            handle.writelines(f",{query},{_ranked(query, i)},bench,{rng.randint(0, 3)}\n"
+            handle.writelines(f",{query},{ranked(query, i)},bench,{rng.randint(0, 3)}\n"
                               for i in range(DOCUMENTS))
 
 

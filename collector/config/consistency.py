@@ -9,7 +9,7 @@ from typing import Any
 from collector.errors import ConfigError
 
 
-def _check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
+def check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
     if values["windows.reformulation_s"] > values["windows.abandonment_s"]:
         raise ConfigError(
             "windows.reformulation_s (from {}) must not exceed windows.abandonment_s: a search "

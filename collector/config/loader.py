@@ -9,9 +9,9 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collector.config.consistency import _check_consistency
+from collector.config.consistency import check_consistency
 from collector.config.environment import unknown_variables
-from collector.config.settings import _BY_KEY, FOREIGN_SECTIONS, MOVED, SETTINGS, Setting
+from collector.config.settings import BY_KEY, FOREIGN_SECTIONS, MOVED, SETTINGS, Setting
 from collector.errors import ConfigError
 from collector.privacy.redaction import redact
 
@@ -24,7 +24,7 @@ class Config(Mapping[str, Any]):
                  unknown_environment: tuple[str, ...] = ()) -> None:
         self._values = values
         self.sources = sources
-        self._settings = _BY_KEY if settings is None else settings
+        self._settings = BY_KEY if settings is None else settings
         # SEARCHPULSE_* variables that name no setting, each with its close match: a misspelt
         # override would otherwise be ignored without a word
         self.unknown_environment = unknown_environment
@@ -171,5 +171,5 @@ def load_config(
     for source, layer in _layers(path, overrides, environ, table):
         _apply_layer(source, layer, bool(path) and source == str(path), table, values, sources)
     _check_values(table, values, sources)
-    _check_consistency(values, sources)
+    check_consistency(values, sources)
     return Config(values, sources, table, unknown_variables(environ, table))

@@ -9,34 +9,34 @@ from collector.series.labels import scrub
 from collector.store.query_stats import CLIENT_MARKS
 
 
-def _positive(value: float) -> str | None:
+def positive(value: float) -> str | None:
     """A duration, a rate, a size: ``inf`` would switch the mechanism off unannounced (an
     idle partition never released)."""
     return None if 0 < value < float("inf") else "must be a finite number > 0"
 
 
-def _non_negative(value: float) -> str | None:
+def non_negative(value: float) -> str | None:
     return None if value >= 0 else "must be >= 0"
 
 
-def _share(value: float) -> str | None:
+def share(value: float) -> str | None:
     return None if 0 < value < 1 else "must be between 0 and 1 (exclusive)"
 
 
-def _percent(value: float) -> str | None:
+def percent(value: float) -> str | None:
     return None if 0 < value <= 100 else "must be in (0, 100]"
 
 
-def _attribute_name(value: str) -> str | None:
+def attribute_name(value: str) -> str | None:
     return (None if not value or TEAM_ATTRIBUTE.fullmatch(value) else
             "must be a plain JSON key: a letter or _, then letters, digits, _ or - (≤ 64)")
 
 
-def _port(value: int) -> str | None:
+def port(value: int) -> str | None:
     return None if 0 <= value <= 65535 else "must be a TCP port (0-65535)"
 
 
-def _linear_patterns(value: list[str]) -> str | None:
+def linear_patterns(value: list[str]) -> str | None:
     import re2  # the detectors' engine: a pattern must run on it, in linear time
 
     for pattern in value:
@@ -47,27 +47,27 @@ def _linear_patterns(value: list[str]) -> str | None:
     return None
 
 
-def _client_marks(value: int) -> str | None:
+def client_marks(value: int) -> str | None:
     if 1 <= value <= CLIENT_MARKS:
         return None
     return f"must be between 1 and {CLIENT_MARKS} (the client marks a store keeps per row)"
 
 
-def _store_url(value: str) -> str | None:
+def store_url(value: str) -> str | None:
     if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
         return None
     return "must be sqlite:///PATH or postgresql://…"
 
 
-def _record_timestamps(value: str) -> str | None:
+def record_timestamps(value: str) -> str | None:
     return None if value in ("arrival", "ignore") else "must be arrival or ignore"
 
 
-def _bucket_count(value: int) -> str | None:
+def bucket_count(value: int) -> str | None:
     return None if 2 <= value <= 1024 else "must be between 2 and 1024"
 
 
-def _split(value: list[str]) -> str | None:
+def split(value: list[str]) -> str | None:
     # on use: the statistics' imports (numpy) would add 91 modules to every command's start
     from collector.series.experiment_stats import parse_split
 
@@ -78,14 +78,14 @@ def _split(value: list[str]) -> str | None:
     return None
 
 
-def _variant(value: str) -> str | None:
+def variant(value: str) -> str | None:
     if value in ("none", "other") or scrub(value) != value:
         return ("must be a variant label value (letters, digits, _ . : / - only, at most 64; "
                 "not none or other)")
     return None
 
 
-def _measures(value: list[str]) -> str | None:
+def measures(value: list[str]) -> str | None:
     if not value:
         return None
     from collector.judgments.measures import parse  # on use: ir_measures parses them (slow)
@@ -97,12 +97,12 @@ def _measures(value: list[str]) -> str | None:
     return None
 
 
-def _gate_rules(value: list[str]) -> str | None:
+def gate_rules(value: list[str]) -> str | None:
     # on use: the gate's imports (ir_measures, pandas) would add 76 modules to every start
     from collector.judgments.gate import problem
 
     return problem(value) if value else None
 
 
-def _base(value: int) -> str | None:
+def base(value: int) -> str | None:
     return None if value in (0, 1) else "must be 0 or 1"

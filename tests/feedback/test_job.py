@@ -287,7 +287,7 @@ def test_judged_queries_where_judges_and_users_disagree_go_back(simulation, tmp_
     good, users fail"), healthy ones graded as ranked backwards ("judged poor, users succeed"),
     and one judged only on a document production no longer shows (re-pool). The collector scores
     every search of a judged query with the same set and keeps the sums in the store."""
-    from collector.sources.simulator import _ranked
+    from collector.sources.simulator import ranked
 
     _, log, store = simulation
     run_job(store, tmp_path / "first", capsys)
@@ -304,7 +304,7 @@ def test_judged_queries_where_judges_and_users_disagree_go_back(simulation, tmp_
         for application, query in zip(frame["application"], frame["query"], strict=True):
             for index in range(20):
                 grade = 3 if index < 2 else 2 if index < 5 else 1 if index < 10 else 0
-                rows.append(f"{application},{query},{_ranked(query, index)},ann,"
+                rows.append(f"{application},{query},{ranked(query, index)},ann,"
                             f"{3 - grade if backwards else grade}")
     rows.append(f"{stale['application']},{stale['query']},retired-document,ann,3")
     judgments = tmp_path / "judgments.csv"

@@ -17,7 +17,7 @@ in event time, jittered delivery, pacing).
 """
 
 from collector.sources.simulator.oracle import GroundTruth
-from collector.sources.simulator.rankings import _ranked
+from collector.sources.simulator.rankings import ranked
 from collector.sources.simulator.spec import (
     Incident,
     SimulationSpec,
@@ -27,5 +27,5 @@ from collector.sources.simulator.spec import (
 from collector.sources.simulator.traffic import Simulator
 from collector.sources.simulator.users import personal
 
-__all__ = ["GroundTruth", "Incident", "SimulationSpec", "Simulator", "_ranked",
+__all__ = ["GroundTruth", "Incident", "SimulationSpec", "Simulator", "ranked",
            "parse_duration", "parse_lull", "personal"]

@@ -10,7 +10,7 @@ TEAMS = ("ranker-a", "ranker-b")
 
 
 @dataclass
-class _App:
+class App:
     name: str
     weight: float
     session_in_query: bool
@@ -22,8 +22,8 @@ class _App:
 
 
 APPS = (
-    _App("web", 0.55, True, True, False, True, False, True),
-    _App("mobile", 0.25, False, True, False, False, False, True),
-    _App("legacy", 0.10, True, False, True, True, False, False),
-    _App("opensearch", 0.10, True, False, False, True, True, False),
+    App("web", 0.55, True, True, False, True, False, True),
+    App("mobile", 0.25, False, True, False, False, False, True),
+    App("legacy", 0.10, True, False, True, True, False, False),
+    App("opensearch", 0.10, True, False, False, True, True, False),
 )

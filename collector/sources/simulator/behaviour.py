@@ -8,12 +8,12 @@ import random
 
 from collector.outcomes import normalize_query
 from collector.series.quality import TAIL
-from collector.sources.simulator.applications import _App
-from collector.sources.simulator.plan import _Search
+from collector.sources.simulator.applications import App
+from collector.sources.simulator.plan import PlannedSearch
 from collector.sources.simulator.rankings import PAGE_SIZE
-from collector.sources.simulator.records import RecordWriter, _Line
+from collector.sources.simulator.records import Line, RecordWriter
 from collector.sources.simulator.users import personal
-from collector.sources.simulator.vocabulary import _MODIFIERS, Vocabulary
+from collector.sources.simulator.vocabulary import MODIFIERS, Vocabulary
 
 
 class UserBehaviour(RecordWriter):
@@ -33,14 +33,14 @@ class UserBehaviour(RecordWriter):
             query = query.title()
         return query
 
-    def _search(self, plan: list[_Search], app: _App, variant: str | None, query: str,
-                t: int) -> _Search:
+    def _search(self, plan: list[PlannedSearch], app: App, variant: str | None, query: str,
+                t: int) -> PlannedSearch:
         rng = self.rng
         normalized = normalize_query(query)
         known_item = normalized.upper() in self._sku_set
         stratum = 3 if known_item else self.vocab.strata.get(normalized, TAIL)
         zero_p = self._zero_result_probability(normalized, known_item, app, t)
-        search = _Search(t, query, normalized, stratum, app.name, variant,
+        search = PlannedSearch(t, query, normalized, stratum, app.name, variant,
                          zero=rng.random() < zero_p, hits=app.hit_ids or app.legacy_ids,
                          count_known=not app.legacy_ids or rng.random() < 0.5)
         if not search.count_known:
@@ -50,7 +50,7 @@ class UserBehaviour(RecordWriter):
         plan.append(search)
         return search
 
-    def _zero_result_probability(self, normalized: str, known_item: bool, app: _App,
+    def _zero_result_probability(self, normalized: str, known_item: bool, app: App,
                                  t: int) -> float:
         """Vocabulary queries rarely find nothing, unknown ones (typos, the tail) half the time,
         broken ones always; a zero-results incident active at ``t`` multiplies it (a known-item
@@ -72,8 +72,8 @@ class UserBehaviour(RecordWriter):
             skus = self._skus = {s.upper() for s in self.vocab.skus}
         return skus
 
-    def _behave(self, search: _Search, app: _App, client: str, session: str,
-                out: list[_Line]) -> tuple[int, str | None]:
+    def _behave(self, search: PlannedSearch, app: App, client: str, session: str,
+                out: list[Line]) -> tuple[int, str | None]:
         """What the user does after a search; returns (time, next query or None to leave)."""
         rng = self.rng
         t = search.ts_ms
@@ -100,7 +100,7 @@ class UserBehaviour(RecordWriter):
             return t + rng.randrange(3000, 60000), search.query  # the same query again
         return t, None
 
-    def _click_probability(self, search: _Search, app: _App, t: int) -> float:
+    def _click_probability(self, search: PlannedSearch, app: App, t: int) -> float:
         """The population's chance of a click on the first page, before the user's own
         propensity: low for poor queries, high for known items, divided by a clicks incident
         active at ``t``."""
@@ -112,8 +112,8 @@ class UserBehaviour(RecordWriter):
                 click_p /= incident.factor
         return click_p
 
-    def _engage(self, search: _Search, app: _App, client: str, session: str, t: int, page: int,
-                out: list[_Line]) -> tuple[int, str | None]:
+    def _engage(self, search: PlannedSearch, app: App, client: str, session: str, t: int, page: int,
+                out: list[Line]) -> tuple[int, str | None]:
         """A user who clicks: one or two clicks on ``page``, perhaps an add-to-cart, then
         perhaps a new query; returns (time, next query or None to leave)."""
         rng = self.rng
@@ -140,13 +140,13 @@ class UserBehaviour(RecordWriter):
                 self._sku_set:
             return self.vocab.draw(rng)  # a typo fixed (or given up on)
         if roll < 0.6:
-            return f"{rng.choice(_MODIFIERS)} {normalized}"
+            return f"{rng.choice(MODIFIERS)} {normalized}"
         if roll < 0.8 and len(terms) > 1:
             return " ".join(terms[1:])
         return self.vocab.draw(rng)
 
-    def _click(self, search: _Search, app: _App, client: str, session: str, t: int,
-               position: int, page: int, out: list[_Line]) -> None:
+    def _click(self, search: PlannedSearch, app: App, client: str, session: str, t: int,
+               position: int, page: int, out: list[Line]) -> None:
         known = not (app.impressions and self.rng.random() < 0.1)
         absolute = position + (page - 1) * PAGE_SIZE
         if page > 1 and not search.hits:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collector.exposition.summary import summarize
 from collector.outcomes import REFORMULATION_KINDS, reformulation_kind
-from collector.sources.simulator.plan import _Search
+from collector.sources.simulator.plan import PlannedSearch
 
 REFORMULATION_S = 300.0
 ABANDONMENT_S = 300.0
@@ -21,9 +21,9 @@ class GroundTruth:
         self.orphans = 0
         self.duplicates = 0
         self.ignored = 0
-        self.sessions: list[tuple[str, list[_Search]]] = []  # (client, plan), if kept
+        self.sessions: list[tuple[str, list[PlannedSearch]]] = []  # (client, plan), if kept
 
-    def add_session(self, plan: list[_Search], client: str | None = None) -> None:
+    def add_session(self, plan: list[PlannedSearch], client: str | None = None) -> None:
         _tally(self.by_app, plan)
         if client is not None:
             self.sessions.append((client, plan))
@@ -59,14 +59,14 @@ class GroundTruth:
         return result
 
 
-def _tally(by_app: dict[str, _Totals], plan: list[_Search]) -> None:
+def _tally(by_app: dict[str, _Totals], plan: list[PlannedSearch]) -> None:
     for i, search in enumerate(plan):
         totals = by_app.setdefault(search.application, _Totals())
         nxt = plan[i + 1] if i + 1 < len(plan) else None
         totals.add(search, nxt, plan)
 
 
-def _reformulated_by(s: _Search, nxt: _Search | None) -> bool:
+def _reformulated_by(s: PlannedSearch, nxt: PlannedSearch | None) -> bool:
     """Whether ``nxt`` reformulates ``s``: a different query within the reformulation window,
     with no click on ``s`` before it."""
     return (nxt is not None and (nxt.ts_ms - s.ts_ms) / 1000 <= REFORMULATION_S
@@ -74,7 +74,7 @@ def _reformulated_by(s: _Search, nxt: _Search | None) -> bool:
             and not any(c_ts < nxt.ts_ms for c_ts, _ in s.clicks))
 
 
-def _engaged(s: _Search, nxt: _Search | None, plan: list[_Search]) -> bool:
+def _engaged(s: PlannedSearch, nxt: PlannedSearch | None, plan: list[PlannedSearch]) -> bool:
     """Whether anything followed ``s`` within the abandonment window: its own click,
     conversion or next page, the next search, or any click or conversion of the session."""
     deadline = s.ts_ms + ABANDONMENT_S * 1000
@@ -98,7 +98,7 @@ class _Totals:
             setattr(self, name, 0)
         self.kinds = dict.fromkeys(REFORMULATION_KINDS, 0)
 
-    def add(self, s: _Search, nxt: _Search | None, plan: list[_Search]) -> None:
+    def add(self, s: PlannedSearch, nxt: PlannedSearch | None, plan: list[PlannedSearch]) -> None:
         """The definitions of docs/metrics.md, applied to one search of a clean session plan."""
         self.searches += 1
         self.zero_result += s.zero
@@ -114,7 +114,7 @@ class _Totals:
             else:
                 self.abandoned += 1
 
-    def _add_clicks(self, s: _Search) -> None:
+    def _add_clicks(self, s: PlannedSearch) -> None:
         """A clicked search's clicks, its time to first click and, when the first click's
         position is known, its reciprocal rank."""
         self.clicked += 1

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class _Search:
+class PlannedSearch:
     ts_ms: int
     query: str
     normalized: str

@@ -9,14 +9,14 @@ from datetime import datetime, timezone
 
 import msgspec
 
-from collector.sources.simulator.applications import INTERLEAVED, TEAMS, _App
+from collector.sources.simulator.applications import INTERLEAVED, TEAMS, App
 from collector.sources.simulator.oracle import GroundTruth
-from collector.sources.simulator.plan import _Search
-from collector.sources.simulator.rankings import PAGE_SIZE, _ranked, _shown
+from collector.sources.simulator.plan import PlannedSearch
+from collector.sources.simulator.rankings import PAGE_SIZE, ranked, shown
 from collector.sources.simulator.spec import Incident, SimulationSpec
 from collector.sources.simulator.users import Users
 
-_Line = tuple[float, bytes, bool]  # (event time, record, may be redelivered as a duplicate)
+Line = tuple[float, bytes, bool]  # (event time, record, may be redelivered as a duplicate)
 
 
 class RecordWriter:
@@ -29,14 +29,14 @@ class RecordWriter:
     users: Users | None
     _encoder: msgspec.json.Encoder
 
-    def _active_incidents(self, app: _App, t: int) -> Iterator[Incident]:
+    def _active_incidents(self, app: App, t: int) -> Iterator[Incident]:
         """The incidents under way for ``app`` at ``t`` (ms), in the order they were given."""
         offset = t / 1000 - self.spec.start
         return (incident for incident in self.spec.incidents
                 if incident.active(offset, app.name))
 
     # -- noise: things that must be counted but not applied ----------------------------------
-    def _noise(self, out: list[_Line], client: str, session: str, t: int) -> None:
+    def _noise(self, out: list[Line], client: str, session: str, t: int) -> None:
         rng = self.rng
         spec = self.spec
         if rng.random() < 0.2:
@@ -65,8 +65,9 @@ class RecordWriter:
     def _query_id(self) -> str:
         return f"q-{self.rng.getrandbits(64):016x}"
 
-    def _query(self, search: _Search, app: _App, client: str, session: str, qid: str, page: int,
-               t: int, out: list[_Line]) -> None:
+    def _query(self, search: PlannedSearch,
+               app: App, client: str, session: str, qid: str, page: int,
+               t: int, out: list[Line]) -> None:
         rng = self.rng
         record: dict[str, object] = {
             "query_id": qid, "client_id": client, "user_query": search.query,
@@ -74,7 +75,7 @@ class RecordWriter:
             "query_attributes": self._query_attributes(search, app, session, page, t),
         }
         if search.hits:
-            ids = [] if search.zero else [_shown(search.normalized, page, i, rng.randrange(100000))
+            ids = [] if search.zero else [shown(search.normalized, page, i, rng.randrange(100000))
                                           for i in range(PAGE_SIZE)]
             record["query_response_objects_ids" if app.legacy_ids else
                    "query_response_hit_ids"] = ids
@@ -82,7 +83,7 @@ class RecordWriter:
         if app.impressions and not search.zero:
             self._impressions(search, app, client, session, qid, t, out)
 
-    def _query_attributes(self, search: _Search, app: _App, session: str, page: int, t: int
+    def _query_attributes(self, search: PlannedSearch, app: App, session: str, page: int, t: int
                           ) -> dict[str, object]:
         """The query's attributes: its latency (multiplied by a latency incident active at
         ``t``), page, session, experiment and variant, and its total hits when the application
@@ -105,8 +106,8 @@ class RecordWriter:
             attrs["total_hits"] = 0 if search.zero else rng.randrange(PAGE_SIZE + 1, 5000)
         return attrs
 
-    def _impressions(self, search: _Search, app: _App, client: str, session: str, qid: str,
-                     t: int, out: list[_Line]) -> None:
+    def _impressions(self, search: PlannedSearch, app: App, client: str, session: str, qid: str,
+                     t: int, out: list[Line]) -> None:
         """One impression event per result shown: the OpenSearch generator's way of listing
         results (not counted, so not kept as a candidate for redelivery)."""
         for i in range(PAGE_SIZE):
@@ -114,14 +115,15 @@ class RecordWriter:
                 "action_name": "impression", "query_id": qid, "session_id": session,
                 "client_id": client, "timestamp": _iso(t + 200 + i), "message_type": None,
                 "user_query": search.query, "application": app.name,
-                "event_attributes": {"object": {"object_id": _ranked(search.normalized, i)},
+                "event_attributes": {"object": {"object_id": ranked(search.normalized, i)},
                                      "position": {"ordinal": i + 1}}}), False))
 
-    def _event(self, action: str, search: _Search, app: _App, client: str, session: str, t: int,
+    def _event(self, action: str, search: PlannedSearch,
+               app: App, client: str, session: str, t: int,
                position: int | None, page: int = 1) -> bytes:
         qid = search.page_query_id if page > 1 else search.query_id
         drawn = self.rng.randrange(10**5)
-        document = (_ranked(search.normalized, (page - 1) * PAGE_SIZE + position - 1)
+        document = (ranked(search.normalized, (page - 1) * PAGE_SIZE + position - 1)
                     if position else f"doc-{drawn}")
         attributes: dict[str, object] = {"object": {"object_id": document,
                                                     "object_id_type": "product"}}

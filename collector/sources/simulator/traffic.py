@@ -19,9 +19,9 @@ from collector.series.quality import STRATA
 from collector.sources.simulator.applications import APPS, INTERLEAVED
 from collector.sources.simulator.behaviour import UserBehaviour
 from collector.sources.simulator.oracle import GroundTruth
-from collector.sources.simulator.plan import _Search
-from collector.sources.simulator.rankings import PAGE_SIZE, _ranked
-from collector.sources.simulator.records import _Line
+from collector.sources.simulator.plan import PlannedSearch
+from collector.sources.simulator.rankings import PAGE_SIZE, ranked
+from collector.sources.simulator.records import Line
 from collector.sources.simulator.spec import SimulationSpec, traffic_share
 from collector.sources.simulator.users import Users
 from collector.sources.simulator.vocabulary import Vocabulary
@@ -109,7 +109,7 @@ class Simulator(UserBehaviour):
                 grade = 3 if index < 2 else 2 if index < 5 else 1 if index < 10 else 0
                 if query in self.vocab.poor:
                     grade = 3 - grade
-                rows.append(f",{query},{_ranked(query, index)},simulator,{grade}")
+                rows.append(f",{query},{ranked(query, index)},simulator,{grade}")
         return "\n".join(rows) + "\n"
 
     @staticmethod
@@ -142,8 +142,8 @@ class Simulator(UserBehaviour):
             if (variant is not None and self.spec.interleaving_preference is not None
                     and rng.random() < 1 / 3):
                 variant = INTERLEAVED
-        plan: list[_Search] = []
-        out: list[_Line] = []
+        plan: list[PlannedSearch] = []
+        out: list[Line] = []
         t = int(start * 1000)
         query = self._first_query()
         while True:

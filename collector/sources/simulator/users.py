@@ -9,14 +9,14 @@ from bisect import bisect
 from dataclasses import dataclass
 from itertools import accumulate
 
-from collector.sources.simulator.applications import APPS, INTERLEAVED, _App
+from collector.sources.simulator.applications import APPS, INTERLEAVED, App
 from collector.sources.simulator.spec import SimulationSpec
 
 
 @dataclass(frozen=True)
 class _User:
     client: str
-    app: _App
+    app: App
     variant: str | None
     click_shift: float
 

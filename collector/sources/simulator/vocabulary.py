@@ -12,7 +12,7 @@ _PRODUCTS = ("shoes", "jacket", "laptop", "headphones", "watch", "backpack", "te
              "blanket", "guitar", "bicycle", "helmet", "gloves", "scarf", "sunglasses", "wallet",
              "umbrella", "drill", "hammer", "router", "monitor", "keyboard", "mouse", "speaker",
              "charger", "printer", "toner", "vacuum", "heater", "fan", "mirror", "rug")
-_MODIFIERS = ("running", "waterproof", "wireless", "leather", "kids", "mens", "womens", "red",
+MODIFIERS = ("running", "waterproof", "wireless", "leather", "kids", "mens", "womens", "red",
               "black", "white", "cheap", "small", "large", "organic", "portable", "gaming",
               "vintage", "electric", "folding", "outdoor", "winter", "summer", "cotton", "steel",
               "wooden", "smart", "compact", "ergonomic", "quiet", "heavy")
@@ -25,9 +25,9 @@ class Vocabulary:
 
     def __init__(self, rng: random.Random, size: int, exponent: float, head: float = 0.5,
                  torso: float = 0.8) -> None:
-        candidates = sorted({*_PRODUCTS, *(f"{m} {p}" for m in _MODIFIERS for p in _PRODUCTS),
+        candidates = sorted({*_PRODUCTS, *(f"{m} {p}" for m in MODIFIERS for p in _PRODUCTS),
                              *(f"{b} {p}" for b in _BRANDS for p in _PRODUCTS),
-                             *(f"{b} {m} {p}" for b in _BRANDS[:6] for m in _MODIFIERS[:12]
+                             *(f"{b} {m} {p}" for b in _BRANDS[:6] for m in MODIFIERS[:12]
                                for p in _PRODUCTS)})
         rng.shuffle(candidates)
         self.queries = candidates[:size]
