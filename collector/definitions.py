@@ -90,6 +90,25 @@ ZERO_RESULT_EXITS = _quality(
 RECIPROCAL_RANK = _quality(
     "first_click_reciprocal_rank_total", "counter", "reciprocal_rank_sum",
     "Sum of 1/position of the first click of clicked searches with a known position (MRR).")
+# What a query record or a search was, beside the searches people meant (docs/metrics.md,
+# "Search intents", "Automated traffic", "Tracking health").
+KEYSTROKE_RECORDS = _quality(
+    "keystroke_records_total", "counter", "keystrokes",
+    "Query records that were keystrokes of the search that followed them (search as you "
+    "type): no search, no outcome.")
+SEARCHES_WITH_EVENTS = _quality(
+    "searches_with_events_total", "counter", "with_events",
+    "Searches with results that received any event (impression, click, conversion or a next "
+    "page) by their decision, windows.abandonment_s after them.")
+CLICKS_BEYOND_RESULTS = _quality(
+    "clicks_beyond_results_total", "counter", "clicks_beyond_results",
+    "Clicks at a position past the results their page listed: tracking that does not match "
+    "what was shown.")
+AUTOMATED_SEARCHES = _quality(
+    "automated_searches_total", "counter", "automated",
+    "Searches of clients found automated (crawlers, monitors, load tests), by reason: counted "
+    "here only, in no quality rate, store row, top-K or experiment statistic.",
+    ("application", "reason", "stratum", "variant"))
 QUALITY_COUNTERS = (
     SEARCHES, ZERO_RESULT_SEARCHES,
     _quality("unknown_result_count_searches_total", "counter", "unknown_result_count",
@@ -97,7 +116,8 @@ QUALITY_COUNTERS = (
     CLICKED_SEARCHES, CLICKS, CONVERTED_SEARCHES,
     _quality("conversions_total", "counter", "conversions",
              "Conversion events attributed to searches with results."),
-    ABANDONED_SEARCHES, ZERO_RESULT_EXITS, RECIPROCAL_RANK,
+    ABANDONED_SEARCHES, ZERO_RESULT_EXITS, RECIPROCAL_RANK, KEYSTROKE_RECORDS,
+    SEARCHES_WITH_EVENTS, CLICKS_BEYOND_RESULTS,
 )
 REFORMULATED_SEARCHES = _quality(
     "reformulated_searches_total", "counter", "reformulated",
@@ -198,6 +218,10 @@ PIPELINE_REASONS = (
     (Family(PREFIX + "data_quality_issues_total", "counter",
             "Records used despite a data-quality issue, by issue.", ("issue",)), "data_quality"),
     (DEAD_LETTERED_RECORDS, "dead_lettered"),
+    (Family(PREFIX + "events_without_search_total", "counter",
+            "Clicks, conversions and exposures naming a query_id no query record was seen for "
+            "(orphans), per application of the event.", ("application",)),
+     "events_without_search"),
     (Family(PREFIX + "retimed_records_total", "counter",
             "Records whose event time was corrected, by reason: their client's clock offset, or "
             "an event stamped before the search it names.", ("reason",)), "retimed"),
@@ -287,7 +311,8 @@ EXAMINATION_PROBABILITY = Family(
     ("application", "position", "identified"))
 
 FAMILIES = (
-    *QUALITY_COUNTERS, REFORMULATED_SEARCHES, *QUALITY_HISTOGRAMS, *QUALITY_JUDGED,
+    *QUALITY_COUNTERS, REFORMULATED_SEARCHES, AUTOMATED_SEARCHES, *QUALITY_HISTOGRAMS,
+    *QUALITY_JUDGED,
     DEBIASED_CLICKS, INTERLEAVING_WINS, INTERLEAVING_TIES, INTERLEAVING_UNATTRIBUTED,
     EXPERIMENT_UNITS, EXPERIMENT_WITHOUT_CLIENT_ID, *BUCKET_COUNTS,
     EXPERIMENT_INTERLEAVING_WINS, EXPERIMENT_INTERLEAVING_TIES,
@@ -307,15 +332,18 @@ class Count:
     ``level:searchpulse_<name>:rate<window>``, replay summary key); ``sample``: the scraped
     series that counts it; ``attribute``: its name among per-query totals (QualitySeries
     attribute, unit-bucket attribute, store column, the oracle's totals); ``difference``:
-    (whole, part) for a count derived as whole − part, with no series of its own."""
+    (whole, part) for a count derived as whole − part, ``total``: (one, other) for a count
+    derived as one + other, neither with a series of its own."""
 
     name: str
     sample: str = ""
     attribute: str = ""
     difference: tuple[str, str] | None = None
+    total: tuple[str, str] | None = None
 
 
 WITH_RESULTS = "searches_with_results"
+ALL_SEARCHES = "all_searches"
 COUNTS = {count.name: count for count in (
     Count("searches", SEARCHES.name, "searches"),
     Count("zero_result_searches", ZERO_RESULT_SEARCHES.name, "zero_result"),
@@ -342,6 +370,13 @@ COUNTS = {count.name: count for count in (
     # the latency guardrail's counts exist per unit bucket only (no quality series)
     Count("timed_searches", attribute="timed"),
     Count("slow_searches", attribute="slow"),
+    # what is not a search people meant, and whether the front end's events arrive
+    Count("keystroke_records", KEYSTROKE_RECORDS.name, "keystrokes"),
+    Count("automated_searches", AUTOMATED_SEARCHES.name, "automated_searches"),
+    # Searches people meant and automated searches together: what a front end sent as searches.
+    Count(ALL_SEARCHES, attribute=ALL_SEARCHES, total=("searches", "automated_searches")),
+    Count("searches_with_events", SEARCHES_WITH_EVENTS.name, "with_events"),
+    Count("clicks_beyond_results", CLICKS_BEYOND_RESULTS.name, "clicks_beyond_results"),
 )}
 
 
@@ -408,10 +443,17 @@ DEBIASED_CLICKS_PER_SEARCH = Rate("debiased_clicks_per_search", "debiased_clicks
 SLOW_SEARCH_SHARE = Rate("slow_search_share", "slow_searches", "timed_searches",
                          "Slow-search share",
                          "searches slower than the guardrail / searches that reported a latency")
+# Traffic that is not people's searches, and tracking health (docs/metrics.md).
+AUTOMATED_SHARE = Rate("automated_share", "automated_searches", ALL_SEARCHES, "Automated share",
+                       "automated searches / (searches + automated searches)")
+KEYSTROKES_PER_SEARCH = Rate("keystrokes_per_search", "keystroke_records", "searches",
+                             "Keystrokes per search", "keystroke records / searches", unit="none")
+EVENT_COVERAGE = Rate("event_coverage", "searches_with_events", WITH_RESULTS, "Event coverage",
+                      "searches with results that received an event / searches with results")
 RATES = (ZERO_RESULT_RATE, CTR, REFORMULATION_RATE, ABANDONMENT_RATE, CONVERSION_RATE,
          ZERO_RESULT_EXIT_RATE, MEAN_TIME_TO_FIRST_CLICK, MRR, JUDGED_NDCG_MEAN, JUDGED_ERR_MEAN,
          JUDGED_COVERAGE_MEAN, JUDGED_SHARE, CLICKS_PER_SEARCH, DEBIASED_CLICKS_PER_SEARCH,
-         SLOW_SEARCH_SHARE)
+         SLOW_SEARCH_SHARE, AUTOMATED_SHARE, KEYSTROKES_PER_SEARCH, EVENT_COVERAGE)
 # The quality rates every dashboard breaks down (by application, stratum, variant), and the
 # four of them the overview's headline row shows from the recording rules.
 QUALITY_RATES = (ZERO_RESULT_RATE, CTR, REFORMULATION_RATE, ABANDONMENT_RATE, CONVERSION_RATE)
@@ -421,11 +463,15 @@ RATIOS = {rate.ratio: rate for rate in RATES}
 
 def count_of(totals: Mapping[str, Any], count: str) -> Any:
     """``count`` from totals keyed by attribute (numbers, numpy arrays or pandas columns
-    alike); a derived count is computed (searches with results = searches − zero-result)."""
+    alike); a derived count is computed (searches with results = searches − zero-result,
+    all searches = searches + automated searches)."""
     definition = COUNTS[count]
     if definition.difference:
         whole, part = definition.difference
         return count_of(totals, whole) - count_of(totals, part)
+    if definition.total:
+        one, other = definition.total
+        return count_of(totals, one) + count_of(totals, other)
     return totals[definition.attribute]
 
 

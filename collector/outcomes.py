@@ -16,6 +16,15 @@ SPECIALIZATION = "specialization"
 GENERALIZATION = "generalization"
 OTHER = "other"
 REFORMULATION_KINDS = (SPELLING, SPECIALIZATION, GENERALIZATION, OTHER)
+# Why a client's searches are automated (label values of searchpulse_automated_searches_total,
+# docs/metrics.md "Automated traffic"): its client id matches automated.client_patterns; it
+# searched faster than any person does; it repeated its own queries without ever interacting;
+# it made many searches with results and never interacted with one.
+DECLARED = "declared"
+RATE = "rate"
+REPETITIVE = "repetitive"
+SILENT = "silent"
+AUTOMATED_REASONS = (DECLARED, RATE, REPETITIVE, SILENT)
 
 # Every Unicode punctuation character plus whitespace: what normalization strips at both ends.
 _EDGE = "".join(

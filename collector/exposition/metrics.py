@@ -32,7 +32,7 @@ from collector.definitions import Family
 from collector.exposition.view import View
 from collector.histogram import Buckets
 from collector.ingest import accounting as acc
-from collector.outcomes import REFORMULATION_KINDS
+from collector.outcomes import AUTOMATED_REASONS, REFORMULATION_KINDS
 from collector.series.quality import QualitySeries
 from collector.series.units import ExperimentUnits
 
@@ -84,7 +84,8 @@ def quality_text(series: list[QualitySeries]) -> bytes:
     lines: list[str] = []
     add = lines.append
     _counter_lines(add, labelled)
-    _reformulation_lines(add, series)
+    _by_label_lines(add, d.REFORMULATED_SEARCHES, "kind", REFORMULATION_KINDS, series)
+    _by_label_lines(add, d.AUTOMATED_SEARCHES, "reason", AUTOMATED_REASONS, series)
     for family in d.QUALITY_HISTOGRAMS:
         _histogram_lines(add, family, labelled)
     _judged_lines(add, labelled)
@@ -104,15 +105,18 @@ def _counter_lines(add: Callable[[str], None], labelled: _Labelled) -> None:
             add(f"{name}{{{labels}}} {floatToGoString(getattr(s, attribute))}\n")
 
 
-def _reformulation_lines(add: Callable[[str], None], series: list[QualitySeries]) -> None:
-    """The reformulated-searches counter, one sample per series and kind (``kind`` sorts between
-    ``application`` and ``stratum``, so the labels are written around it)."""
-    name, _ = _header(add, d.REFORMULATED_SEARCHES)
+def _by_label_lines(add: Callable[[str], None], family: Family, label: str,
+                    values: tuple[str, ...], series: list[QualitySeries]) -> None:
+    """A counter kept per series by one more label (reformulations by ``kind``, automated
+    searches by ``reason``), one sample per series and value, zeros included (the label sorts
+    between ``application`` and ``stratum``, so the labels are written around it)."""
+    name, attribute = _header(add, family)
     for s in series:
-        head = f'application="{_escape(s.application)}",kind="'
+        counts = getattr(s, attribute)
+        head = f'application="{_escape(s.application)}",{label}="'
         tail = f'",stratum="{_escape(s.stratum)}",variant="{_escape(s.variant)}"'
-        for kind in REFORMULATION_KINDS:
-            add(f"{name}{{{head}{kind}{tail}}} {floatToGoString(s.reformulated[kind])}\n")
+        for value in values:
+            add(f"{name}{{{head}{value}{tail}}} {floatToGoString(counts[value])}\n")
 
 
 def _histogram_lines(add: Callable[[str], None], family: Family, labelled: _Labelled) -> None:

@@ -50,9 +50,9 @@ class PipelineStats:
     """Plain counters of the record pipeline; exposed by ``metrics.SearchpulseCollector``."""
 
     __slots__ = ("records", "invalid", "ignored", "data_quality", "dead_lettered", "retimed",
-                 "clock_clients", "clock_offsets")
+                 "clock_clients", "clock_offsets", "events_without_search")
     COUNTERS = ("invalid", "ignored", "data_quality", "dead_lettered", "retimed",
-                "clock_clients")
+                "clock_clients", "events_without_search")
 
     def __init__(self) -> None:
         self.records = [[0] * len(OUTCOMES) for _ in KINDS]
@@ -63,6 +63,8 @@ class PipelineStats:
         self.retimed: Counter[str] = Counter()  # records whose time was corrected, by reason
         self.clock_clients: Counter[str] = Counter()  # clients with an offset, by reason
         self.clock_offsets = Buckets(OFFSET_BUCKETS)  # |offset| of every (client, kind) judged
+        # orphan events by their (capped) application label: tracking health per front end
+        self.events_without_search: Counter[str] = Counter()
 
     def reset(self) -> None:
         """Zero every count in place (the sessionizer holds a reference)."""

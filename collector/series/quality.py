@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from collector.histogram import Buckets
-from collector.outcomes import REFORMULATION_KINDS
+from collector.outcomes import AUTOMATED_REASONS, REFORMULATION_KINDS
 from collector.series.labels import NONE, OTHER, CappedLabel
 from collector.series.units import ExperimentUnits
 
@@ -37,7 +37,7 @@ class QualitySeries:
         "judged_err_sum", "judged_coverage_sum", "debiased_clicks", "interleaving_wins",
         "interleaving_ties",
         "interleaving_unattributed", "time_to_first_click", "first_click_position", "latency",
-        "experiment",
+        "experiment", "keystrokes", "automated", "with_events", "clicks_beyond_results",
     )
 
     def __init__(self, application: str, stratum: str, variant: str,
@@ -72,12 +72,19 @@ class QualitySeries:
         self.latency = Buckets(latency_bounds)
         # an experiment variant's units and unit buckets (shared by its strata), else None
         self.experiment: ExperimentUnits | None = None
+        # what was not a search people meant, and tracking health (docs/metrics.md)
+        self.keystrokes = 0  # query records that were keystrokes of the search after them
+        self.automated = dict.fromkeys(AUTOMATED_REASONS, 0)  # automated searches by reason
+        self.with_events = 0  # searches with results that received any event by their decision
+        self.clicks_beyond_results = 0  # clicks past the results their page listed
 
 
 _COUNTS = ("searches", "zero_result", "unknown_result_count", "clicked", "clicks", "converted",
            "conversions", "abandoned", "zero_result_exits", "reciprocal_rank_sum",
            "judged_searches", "judged_ndcg_sum", "judged_err_sum", "judged_coverage_sum",
-           "debiased_clicks", "interleaving_ties", "interleaving_unattributed")
+           "debiased_clicks", "interleaving_ties", "interleaving_unattributed", "keystrokes",
+           "with_events", "clicks_beyond_results")
+_BY_LABEL = ("reformulated", "automated")  # counts by kind, by reason
 _HISTOGRAMS = ("time_to_first_click", "first_click_position", "latency")
 
 
@@ -91,8 +98,10 @@ def merge_series(series: Iterable[QualitySeries]) -> list[QualitySeries]:
             total = merged[key] = QualitySeries(*key, s.latency.bounds)
         for name in _COUNTS:
             setattr(total, name, getattr(total, name) + getattr(s, name))
-        for kind, value in s.reformulated.items():
-            total.reformulated[kind] += value
+        for name in _BY_LABEL:
+            counts = getattr(total, name)
+            for key, value in getattr(s, name).items():
+                counts[key] += value
         if s.interleaving_wins is not None:
             wins = total.interleaving_wins = total.interleaving_wins or {}
             for team, value in s.interleaving_wins.items():
@@ -105,8 +114,8 @@ def merge_series(series: Iterable[QualitySeries]) -> list[QualitySeries]:
 
 
 def series_to_dict(s: QualitySeries) -> dict[str, Any]:
-    data: dict[str, Any] = {"labels": [s.application, s.stratum, s.variant],
-                            "reformulated": dict(s.reformulated)}
+    data: dict[str, Any] = {"labels": [s.application, s.stratum, s.variant]}
+    data.update((name, dict(getattr(s, name))) for name in _BY_LABEL)
     data.update((name, getattr(s, name)) for name in _COUNTS)
     if s.interleaving_wins is not None:
         data["interleaving_wins"] = dict(s.interleaving_wins)
@@ -119,7 +128,8 @@ def series_from_dict(data: dict[str, Any]) -> QualitySeries:
     s = QualitySeries(*data["labels"], tuple(data["latency"]["bounds"]))
     for name in _COUNTS:
         setattr(s, name, data.get(name, 0))  # a checkpoint from before a count existed
-    s.reformulated.update(data["reformulated"])
+    for name in _BY_LABEL:  # a checkpoint from before automated searches were counted
+        getattr(s, name).update(data.get(name, {}))
     if "interleaving_wins" in data:
         s.interleaving_wins = dict(data["interleaving_wins"])
     for name in _HISTOGRAMS:
@@ -136,8 +146,10 @@ def reset_series(s: QualitySeries) -> None:
     for name in ("reciprocal_rank_sum", "judged_ndcg_sum", "judged_err_sum",
                  "judged_coverage_sum", "debiased_clicks"):
         setattr(s, name, 0.0)
-    for kind in s.reformulated:
-        s.reformulated[kind] = 0
+    for name in _BY_LABEL:
+        counts = getattr(s, name)
+        for key in counts:
+            counts[key] = 0
     if s.interleaving_wins is not None:
         s.interleaving_wins = dict.fromkeys(s.interleaving_wins, 0)
     for name in _HISTOGRAMS:

@@ -129,7 +129,7 @@ def quality_families_by_prometheus_client(series) -> bytes:
 
     from collector import definitions as d
     from collector.exposition.metrics import _cumulative
-    from collector.outcomes import REFORMULATION_KINDS
+    from collector.outcomes import AUTOMATED_REASONS, REFORMULATION_KINDS
 
     labels = ("application", "stratum", "variant")
 
@@ -142,15 +142,14 @@ def quality_families_by_prometheus_client(series) -> bytes:
                     family.add_metric((s.application, s.stratum, s.variant),
                                       getattr(s, attribute))
                 yield family
-            family = CounterMetricFamily(
-                "searchpulse_reformulated_searches",
-                "Searches reformulated by the next search of their session, by kind.",
-                labels=(*labels, "kind"))
-            for s in series:
-                for kind in REFORMULATION_KINDS:
-                    family.add_metric((s.application, s.stratum, s.variant, kind),
-                                      s.reformulated[kind])
-            yield family
+            for row, label, values in ((d.REFORMULATED_SEARCHES, "kind", REFORMULATION_KINDS),
+                                       (d.AUTOMATED_SEARCHES, "reason", AUTOMATED_REASONS)):
+                family = CounterMetricFamily(row.stem, row.help, labels=(*labels, label))
+                for s in series:
+                    for value in values:
+                        family.add_metric((s.application, s.stratum, s.variant, value),
+                                          getattr(s, row.attribute)[value])
+                yield family
             for row in d.QUALITY_HISTOGRAMS:
                 attribute = row.attribute
                 family = HistogramMetricFamily(row.name, row.help, labels=labels)
