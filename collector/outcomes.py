@@ -1,4 +1,5 @@
-"""Pure decisions about searches: query normalization and the kind of a reformulation.
+"""Pure decisions about searches: query normalization, the kind of a reformulation, whether
+one query record continues the typing of another, why a client is automated.
 
 Kept free of state so that the simulator's ground truth, the feedback job and the tests apply
 exactly the definitions written in docs/metrics.md.
@@ -58,3 +59,13 @@ def reformulation_kind(before: str, after: str) -> str:
     if new < old:
         return GENERALIZATION
     return OTHER
+
+
+def continues(before: str, after: str, max_edit: int) -> bool:
+    """Whether normalized query ``after`` continues the typing of ``before`` (docs/metrics.md,
+    "Search intents"): it extends it, deletes from its end, equals it, or is an edit of at most
+    ``max_edit`` characters of it. With the time between the two records and what the user did
+    in between, this decides whether ``before`` was a keystroke of ``after``'s search."""
+    if after.startswith(before) or before.startswith(after):
+        return True
+    return Levenshtein.distance(before, after, score_cutoff=max_edit) <= max_edit

@@ -41,3 +41,21 @@ def test_a_megabyte_query_is_its_first_thousand_characters_and_stalls_nothing(ub
     engine([ubi.query("q1", "a" * 1_000_000, 0, hits=()),
             ubi.query("q2", "b" * 999_999 + "c", 10, hits=())])
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize(("before", "after", "expected"), [
+    ("r", "ru", True), ("ru", "running shoes", True),  # typing on, debounced or not
+    ("runnign", "runni", True),  # backspace
+    ("running", "running", True),  # a space typed: the same normalized text
+    ("runnign", "running", True),  # a typo fixed (two substitutions)
+    ("tent person", "tent 4 person", True),  # two characters inserted in the middle
+    ("", "t", True),  # everything deleted, then typing again
+    ("red tent", "tent", False),  # a term dropped at the front: 4 edits
+    ("tent", "red tent", False),  # a modifier put in front
+    ("shoes", "boots", False),  # another query
+])
+def test_continues_is_extension_deletion_or_a_small_edit(before, after, expected):
+    from collector.outcomes import continues
+
+    assert continues(before, after, 2) is expected
+    assert continues(after, before, 2) is expected  # the relation is symmetric
