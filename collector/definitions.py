@@ -249,7 +249,8 @@ STATE_GAUGES = tuple(
         ("watermark_timestamp_seconds",
          "Event time up to which outcomes are decided (Unix seconds)."),
         ("open_sessions", "Sessions with at least one search still attributable."),
-        ("pending_searches", "Searches whose abandonment / zero-result exit is not decided yet."),
+        ("pending_searches",
+         "Query records not decided yet: searches are counted at their decision."),
         ("tracked_searches", "Searches and result pages still attributable (in memory)."),
         ("buffered_records", "Records waiting in the event-time ordering buffer."),
     ))
