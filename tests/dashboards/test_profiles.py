@@ -85,8 +85,10 @@ def panel_series(board: dict) -> set[str]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> set[str]:
     """The series a collector exports: a replay's final exposition (judged, debiased,
-    interleaved and invalid traffic: every family has samples), the Kafka consumer's health
-    and the store writer's (their collectors over stand-ins of their sources)."""
+    interleaved and invalid traffic: nearly every family has samples; a gauge or counter it
+    declares without one — lag per partition, events without a search in a log with no such
+    event — counts too), the Kafka consumer's health and the store writer's (their collectors
+    over stand-ins of their sources)."""
     work = tmp_path_factory.mktemp("exported")
     cli = [sys.executable, "-m", "collector.cli"]
     subprocess.run([*cli, "simulate", "--sessions", "400", "--out", "ubi.jsonl", "--truth",
@@ -107,8 +109,8 @@ def exported(tmp_path_factory) -> set[str]:
     text = (work / "final.prom").read_text() + generate_latest(registry).decode()
     samples = {line.split()[0].split("{")[0] for line in text.splitlines()
                if line and not line.startswith("#")}
-    gauges = set(re.findall(r"^# TYPE (\S+) gauge$", text, re.M))  # none yet: lag per partition
-    return samples | gauges | PROMETHEUS_SERIES
+    declared = set(re.findall(r"^# TYPE (\S+) (?:gauge|counter)$", text, re.M))
+    return samples | declared | PROMETHEUS_SERIES
 
 
 @pytest.mark.parametrize("profile", PROFILES)
