@@ -1,5 +1,6 @@
-"""Alerts on the traffic itself (alerts/tests/traffic.test.yml): cessation, absence, and what
-the front ends send beside their searches — events (tracking health) and automated clients.
+"""Alerts on the traffic itself (alerts/tests/traffic.test.yml, traffic-health.test.yml):
+cessation, absence, and what the front ends send beside their searches — events (tracking
+health) and automated clients.
 
 The two traffic-health alerts judge a rate against the application's own baseline over
 ``alerts.windows.health_baseline_offsets`` (the same window a day and 1, 2, 3 weeks earlier):

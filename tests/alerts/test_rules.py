@@ -283,10 +283,12 @@ def test_all_searches_are_recorded_as_a_sum_wherever_a_difference_is():
     rec = Recordings(load_profile(environ={}))
     assert rec.count("application", "all_searches", "5m") == \
         "application:searchpulse_all_searches:rate5m"
-    assert rec.rules["application:searchpulse_all_searches:rate5m"]["expr"] == \
-        "application:searchpulse_searches:rate5m + application:searchpulse_automated_searches:rate5m"
-    assert rec.rules["application:searchpulse_automated_searches:rate5m"]["expr"] == \
-        'sum by (application) (rate(searchpulse_automated_searches_total{job="searchpulse"}[5m]))'
+    assert rec.rules["application:searchpulse_all_searches:rate5m"]["expr"] == (
+        "application:searchpulse_searches:rate5m + "
+        "application:searchpulse_automated_searches:rate5m")
+    assert rec.rules["application:searchpulse_automated_searches:rate5m"]["expr"] == (
+        "sum by (application) "
+        '(rate(searchpulse_automated_searches_total{job="searchpulse"}[5m]))')
     variant = rec.variant_count("all_searches", "1h")
     assert rec.rules[variant]["expr"] == ("application_variant:searchpulse_searches:increase1h + "
                                           "application_variant:searchpulse_automated_searches:"
