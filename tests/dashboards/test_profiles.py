@@ -41,7 +41,8 @@ PROFILES = {
          "SEARCHPULSE_ALERTS_THRESHOLDS_EVENT_STALENESS_S_CRITICAL": "1200"},
         ["--set", "alerts.windows.ticket_short=1h",
          "--set", "alerts.thresholds.known_item_zero_result_rate_critical=0.1",
-         "--set", "alerts.thresholds.latency_quantile=0.999"]),
+         "--set", "alerts.thresholds.latency_quantile=0.999",
+         "--set", "alerts.thresholds.event_coverage_floor=0.1"]),
     "experiment design moved": (
         "[experiments]\ncontrol_variant = 'baseline'\nsplit = ['baseline=0.8', 'treatment=0.2']\n",
         {"SEARCHPULSE_EXPERIMENTS_GUARDRAIL_ZERO_RESULT_MARGIN": "0.02"},
@@ -150,6 +151,11 @@ def test_thresholds_drawn_are_the_ones_that_page(tmp_path, monkeypatch):
     assert re.findall(r":p99_9_rate(\w+) > ([\d.]+)",
                       alerts[("SearchLatencyHigh", "warning")]) == [("5m", "0.4"), ("2h", "0.4")]
     assert _drawn(_panel(health, "Freshness")) == [1200]
+    for title in ("Event coverage", "Event coverage by application"):
+        assert _drawn(_panel(overview, title)) == [0.1], title
+    assert "ratio_rate2h < 0.1\n" in alerts[("SearchTrackingBroken", "critical")]
+    assert "the median of the same 2h window 1d, 1w, 2w, 3w earlier" in \
+        _panel(overview, "Event coverage by application")["description"]
     assert "> 1200\n" in alerts[("SearchpulseEventsStale", "critical")]
     experiments = {p["title"]: p for p in boards["experiments"]["panels"]}
     assert "Latency p99.9 by variant" in experiments
