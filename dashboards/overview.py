@@ -193,8 +193,9 @@ def _health_panels(profile: Profile, top: int) -> list[Builder[Panel]]:
         PANELS["automated_traffic"], "Automated share by application", "Searches of clients "
         "found automated (crawlers, monitors, load tests) / all searches, per application, "
         "with the same time a week ago: they are in no quality rate. SearchAutomatedShareJump "
-        f"tickets when it is {t.automated_share_rise:.0%} of all searches above its baseline "
-        f"over {windows.ticket_short} and {windows.ticket_long}.", "percentunit",
+        f"tickets when it is more than {t.automated_share_rise * 100:g} points of all searches "
+        f"above its baseline over {windows.ticket_short} and {windows.ticket_long}.",
+        "percentunit",
         _with_last_week(q.ratio(d.AUTOMATED_SHARE, "application"), "{{application}}"),
         (8, 12, 12, top)))
     panels.append(series_panel(
