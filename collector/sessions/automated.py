@@ -52,9 +52,9 @@ class ClientBehaviour(msgspec.Struct, gc=False):
     queued: float  # when its expiry is next checked
     times: Times  # its intents' times
     recent: tuple[int, ...]  # hashes of its last RECENT normalized queries
-    zero: Times | None = None  # times of its zero-result intents
-    repeats: Times | None = None  # times of intents that repeated a recent query
-    interactions: Times | None = None  # times of its clicks, conversions, next pages
+    zero: Times = ()  # times of its zero-result intents
+    repeats: Times = ()  # times of intents that repeated a recent query
+    interactions: Times = ()  # times of its clicks, conversions, next pages
     reason: str | None = None  # why it is automated, once it is
     human: bool = False  # declared human: never automated
 
@@ -82,24 +82,24 @@ class AutomatedClients:
                  ) -> ClientBehaviour:
         """A query record of client ``key`` at ``ts``: an intent until ``retract`` says it was
         a keystroke. Returns the client's state, which its search keeps for its verdict. The
-        hot path: a dict lookup and a list append (a new client: one struct)."""
+        hot path: a dict lookup and a few tuples of at most ``keep`` numbers."""
         client = self.clients.get(key)
+        query = hash(normalized)
         if client is None:
-            client = self._admit(key, normalized, ts)
+            return self._admit(key, query, ts, with_results)
+        keep = 1 - self.keep
+        client.times = (*client.times[keep:], ts)
+        client.last = ts
+        if query in client.recent:
+            client.repeats = (*client.repeats[keep:], ts)
         else:
-            client.times = _appended(client.times, ts, self.keep)
-            client.last = ts
-            recent, query = client.recent, hash(normalized)
-            if query in recent:
-                client.repeats = _appended(client.repeats, ts, self.keep)
-            else:
-                client.recent = (*recent[1 - RECENT:], query) if len(recent) >= RECENT else (
-                    *recent, query)
+            client.recent = (*client.recent[1 - RECENT:], query)
         if not with_results:
-            client.zero = _appended(client.zero, ts, self.keep)
+            client.zero = (*client.zero[keep:], ts)
         return client
 
-    def retract(self, client: ClientBehaviour, normalized: str, ts: float) -> None:
+    @staticmethod
+    def retract(client: ClientBehaviour, normalized: str, ts: float) -> None:
         """The record at ``ts`` was a keystroke of the next one, not an intent: it is taken out
         of the rules' counts and of the recent queries (the newest entries: the next record
         has not been added yet)."""
@@ -114,7 +114,7 @@ class AutomatedClients:
 
     def interaction(self, client: ClientBehaviour, ts: float) -> None:
         """A click, conversion or next page of one of the client's searches at ``ts``."""
-        client.interactions = _appended(client.interactions, ts, self.keep)
+        client.interactions = (*client.interactions[1 - self.keep:], ts)
 
     def verdict(self, client: ClientBehaviour | None, at: float) -> str | None:
         """Why ``client`` is automated at ``at`` (a search's decision), or None: the first
@@ -155,21 +155,25 @@ class AutomatedClients:
                 client.queued = client.last
                 queue.append(client)
 
-    def _admit(self, key: str, normalized: str, ts: float) -> ClientBehaviour:
-        """A client new to the window, declared automated or human by its id; the oldest one
-        is forgotten first when ``max_clients`` are tracked."""
-        if len(self.clients) >= self.max_clients and self.queue:
+    def _admit(self, key: str, query: int, ts: float, with_results: bool) -> ClientBehaviour:
+        """A client new to the window (declared automated or human by its id, when patterns
+        are set); the oldest one is forgotten first beyond ``max_clients``."""
+        client = self.clients[key] = ClientBehaviour(key, ts, ts, (ts,), (query,),
+                                                      () if with_results else (ts,))
+        self.queue.append(client)
+        if self.humans is not None or self.declared is not None:
+            self._declare(client)
+        if len(self.clients) > self.max_clients:
             oldest = self.queue.popleft()
             if self.clients.get(oldest.key) is oldest:
                 del self.clients[oldest.key]
-        client = ClientBehaviour(key, ts, ts, (ts,), (hash(normalized),))
-        if self.humans is not None and self.humans.fullmatch(key):
-            client.human = True
-        elif self.declared is not None and self.declared.fullmatch(key):
-            client.reason = DECLARED
-        self.clients[key] = client
-        self.queue.append(client)
         return client
+
+    def _declare(self, client: ClientBehaviour) -> None:
+        if self.humans is not None and self.humans.fullmatch(client.key):
+            client.human = True
+        elif self.declared is not None and self.declared.fullmatch(client.key):
+            client.reason = DECLARED
 
 
 def _patterns(patterns: Sequence[str]) -> re2._Regexp | None:
@@ -177,16 +181,9 @@ def _patterns(patterns: Sequence[str]) -> re2._Regexp | None:
     return re2.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
-def _count(times: Times | None, since: float, at: float) -> int:
-    """How many of sorted ``times`` (None: none) are in ``(since, at]``."""
+def _count(times: Times, since: float, at: float) -> int:
+    """How many of sorted ``times`` are in ``(since, at]``."""
     return bisect_right(times, at) - bisect_right(times, since) if times else 0
-
-
-def _appended(times: Times | None, ts: float, keep: int) -> Times:
-    """``times`` and ``ts`` (created on first use), the oldest dropped past ``keep``."""
-    if times is None:
-        return (ts,)
-    return (*times[1 - keep:], ts) if len(times) >= keep else (*times, ts)
 
 
 def _regular(times: Times) -> bool:

@@ -45,7 +45,7 @@ from collector.ingest.events import EventAttributes, EventObject, QueryAttribute
 from collector.outcomes import continues, reformulation_kind
 from collector.series.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.series.quality import TAIL, QualitySeries, SeriesTable
-from collector.series.strata import StrataClassifier
+from collector.series.strata import QueryText, StrataClassifier
 from collector.series.units import BucketCounts, ExperimentUnits, UnitTracker
 from collector.series.zero_result_queries import TopZeroResultQueries
 from collector.sessions.automated import AutomatedClients, ClientBehaviour
@@ -63,12 +63,11 @@ DECIDED = 16  # decided: counted (the sweep passes it over)
 PAGED = 32  # a next page of it was requested
 EVENTED = 64  # it received an event or a next page (tracking health)
 KEYSTROKE = 128  # a keystroke of the next query record of its session: no search
-AUTOMATED = 256  # decided as a search of an automated client: counted apart, and nothing else
-REFORMULATES = 512  # it reformulates ``before`` (judged at its arrival, counted at its decision)
-CLICK_COUNTED = 1024  # its first click is counted
-CONVERSION_COUNTED = 2048  # its first conversion is counted
+REFORMULATES = 256  # it reformulates ``before`` (judged at its arrival, counted at its decision)
+CLICK_COUNTED = 512  # its first click is counted
+CONVERSION_COUNTED = 1024  # its first conversion is counted
 ACTED = CLICKED | CONVERTED | PAGED  # what the user did with it: never a keystroke
-_PAGE_SHIFT = 12
+_PAGE_SHIFT = 11
 
 CLICK = 1
 CONVERSION = 2
@@ -102,6 +101,7 @@ class Search(msgspec.Struct, gc=False):
     normalized: str
     ts: float
     flags: int  # ZERO_RESULT … CONVERSION_COUNTED, the first page's size above them
+    text: QueryText  # its query text, normalized, and the stratum it fixes (strata.py)
     record: WireRecord | None = None  # its query record, until its decision counts it
     client: ClientBehaviour | None = None  # its client's behaviour (automated.py), if any
     before: Search | None = None  # the intent before it in its session, until its decision
@@ -178,8 +178,8 @@ class Sessionizer:
     def on_query(self, rec: WireRecord, ts: float) -> int:
         """A query record, in the order docs/metrics.md decides it: a duplicate, or a page of
         its session's (_session_key) search (_on_page), or a query record tracked until its
-        decision counts it (_decide): whether it continues the typing of the session's newest
-        (_typing_on), which it then makes a keystroke, or follows it as the next intent."""
+        decision counts it (_decide): whether it continues the typing of the session's newest,
+        which it then makes a keystroke, or follows it as the next intent (_after)."""
         key = rec.query_id
         known = self.searches.get(key)
         if known is not None and known.ts >= ts - self.attribution_s:
@@ -189,37 +189,26 @@ class Sessionizer:
         previous = self.sessions.get(session_key)
         if previous is not None and previous.ts < ts - self.abandonment_s:
             previous = self._newest(previous, ts)
-        normalized = self.strata.text(rec.user_query).normalized
-        page = attrs.page if attrs is not None else None
-        if page is not None and page > 1:
-            self._on_page(key, previous, normalized, page, ts)
+        text = self.strata.text(rec.user_query)
+        if attrs is not None and attrs.page is not None and attrs.page > 1:
+            self._on_page(key, previous, text.normalized, attrs.page, ts)
             return acc.ACCEPTED
         hits = rec.query_response_hit_ids
         if hits is None:
             hits = rec.query_response_objects_ids
-        total_hits = attrs.total_hits if attrs is not None else None
-        zero = total_hits == 0 or (hits is not None and not hits)
-        flags = ZERO_RESULT if zero else (len(hits) << _PAGE_SHIFT if hits else 0)
-        early = self.exposed_early
-        if early and key in early:
-            early.discard(key)
-            flags |= EVENTED
-        client_key = rec.client_id or (attrs.session_id if attrs is not None else None)
-        search = Search(key, session_key, normalized, ts, flags, rec)
+        if (attrs is not None and attrs.total_hits == 0) or (hits is not None and not hits):
+            flags = ZERO_RESULT
+        else:
+            flags = len(hits) << _PAGE_SHIFT if hits else 0
+        search = Search(key, session_key, text.normalized, ts, flags, text, rec)
+        if self.exposed_early:
+            self._exposed_early(search)
         if previous is not None:
-            if (previous.flags & (ACTED | DECIDED | KEYSTROKE) or ts - previous.ts
-                    > self.keystroke_gap_s or not self._typing_on(previous, normalized)):
-                self._follows(search, previous)
-            else:  # the previous record was a keystroke of this one
-                previous.flags |= KEYSTROKE
-                if previous.client is not None:
-                    self.automated.retract(previous.client, previous.normalized, previous.ts)
-                before = previous.before
-                previous.before = None
-                if before is not None:
-                    self._follows(search, before)
-        if client_key is not None:
-            search.client = self.automated.searched(client_key, normalized, ts, not zero)
+            self._after(search, previous)
+        client = rec.client_id or (attrs.session_id if attrs is not None else None)
+        if client is not None:
+            search.client = self.automated.searched(client, text.normalized, ts,
+                                                    not flags & ZERO_RESULT)
         self.searches[key] = search  # tracked until its deadlines, its session's newest
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:
@@ -228,12 +217,30 @@ class Sessionizer:
         self.expiry_due.append(search)
         return acc.ACCEPTED
 
-    def _typing_on(self, previous: Search, normalized: str) -> bool:
-        """Whether ``normalized`` continues the typing of ``previous`` (its application
-        searches as you type)."""
-        record = previous.record
-        return ((record is None or record.application not in self.typed_whole)
-                and continues(previous.normalized, normalized, self.max_edit))
+    def _after(self, search: Search, previous: Search) -> None:
+        """``search`` is its session's next query record after ``previous``: a keystroke's
+        successor when it continues its typing within the gap (``previous`` untouched by the
+        user), which it then follows as the intent after the one before the chain; else
+        simply the next intent after it."""
+        if (previous.flags & (ACTED | DECIDED | KEYSTROKE)
+                or search.ts - previous.ts > self.keystroke_gap_s
+                or previous.record.application in self.typed_whole
+                or not continues(previous.normalized, search.normalized, self.max_edit)):
+            self._follows(search, previous)
+            return
+        previous.flags |= KEYSTROKE
+        if previous.client is not None:
+            self.automated.retract(previous.client, previous.normalized, previous.ts)
+        before, previous.before = previous.before, None
+        if before is not None:
+            self._follows(search, before)
+
+    def _exposed_early(self, search: Search) -> None:
+        """An exposure applied before its search left the engine's buffer (engine._expose)
+        was an event of it."""
+        if search.key in self.exposed_early:
+            self.exposed_early.discard(search.key)
+            search.flags |= EVENTED
 
     def _follows(self, search: Search, before: Search) -> None:
         """``search`` is the next intent after ``before`` (unless a later record makes it a
@@ -275,20 +282,18 @@ class Sessionizer:
         (_results), latency (_latency), unit bucket (_unit) and store row (_stored); then what
         it received before (_count_event) and its reformulation of the intent before it."""
         attrs = record.query_attributes
-        text = self.strata.text(record.user_query)
         series = search.series = self.table.get(
             record.application, attrs.variant if attrs is not None else None,
-            self.strata.stratum(text))
+            self.strata.stratum(search.text))
         series.searches += 1
         hits = record.query_response_hit_ids
         if hits is None:
             hits = record.query_response_objects_ids
         scored = self._results(record, attrs, series, search, hits)
-        latency = self._latency(attrs, series)
-        experiment = series.experiment
-        if experiment is not None:  # an experiment variant: its client's bucket
-            search.unit = self._unit(experiment, record.client_id, search.flags, latency,
-                                     search.ts)
+        latency = self._latency(attrs, series) if attrs is not None else None
+        if series.experiment is not None:  # an experiment variant: its client's bucket
+            search.unit = self._unit(series.experiment, record.client_id, search.flags,
+                                     latency, search.ts)
         if self.query_stats is not None:
             self._stored(search, record.client_id, hits, scored)
         held = search.held
@@ -321,7 +326,7 @@ class Sessionizer:
         only as such, in the series of its application and variant (the stratum its text
         fixes, else tail: it does not feed the live strata sketch of people's queries)."""
         attrs = record.query_attributes
-        fixed = self.strata.text(record.user_query).fixed_stratum
+        fixed = search.text.fixed_stratum
         series = self.table.get(record.application,
                                 attrs.variant if attrs is not None else None,
                                 fixed if fixed >= 0 else TAIL)
@@ -329,13 +334,12 @@ class Sessionizer:
             series.keystrokes += 1
         else:
             series.automated[reason] += 1
-            search.flags |= AUTOMATED
 
-    def _latency(self, attrs: QueryAttributes | None, series: QualitySeries) -> float | None:
+    def _latency(self, attrs: QueryAttributes, series: QualitySeries) -> float | None:
         """The search's latency in milliseconds, observed in its series; None when not sent,
         or sent as events.INVALID_LATENCY_MS (not a latency: counted as a data-quality issue,
         and no timing, for units either)."""
-        latency = attrs.latency_ms if attrs is not None else None
+        latency = attrs.latency_ms
         if latency is None:
             return None
         if latency < 0:
@@ -442,8 +446,7 @@ class Sessionizer:
         if ts < search.ts:  # its device clock is behind the server's: it followed the search
             self.stats.data_quality[acc.EVENT_BEFORE_SEARCH] += 1
             ts = search.ts
-        flags = search.flags | EVENTED
-        search.flags = flags
+        search.flags |= EVENTED
         if action == EXPOSURE:
             if self.query_stats is not None:
                 self._take(search, rec, ts, action, 0, target is search, False)
@@ -460,30 +463,27 @@ class Sessionizer:
         if flags & ZERO_RESULT:
             self._on_zero_result(search, action, flags)
             return acc.ACCEPTED
-        search.flags = (flags & ~KEYSTROKE  # acted on: never a keystroke (if not yet decided)
-                        if not flags & DECIDED else flags) | (
-            CLICKED if action == CLICK else CONVERTED)
+        if not flags & DECIDED:  # acted on: never a keystroke
+            flags &= ~KEYSTROKE
+        search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
         position = _position(rank, offset, target is search)
         if action == CLICK and position == 0:
             self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
-        size = flags >> _PAGE_SHIFT
         self._take(search, rec, ts, action, position, target is search,
-                   action == CLICK and rank > size > 0)
+                   action == CLICK and rank > flags >> _PAGE_SHIFT > 0)
         return acc.ACCEPTED
 
     def _take(self, search: Search, rec: WireRecord, ts: float, action: int, position: int,
               first_page: bool, beyond: bool) -> None:
-        """What an event does to its search's counts: counted now once the search is, held
-        until its decision before, nothing for a search counted apart (a keystroke, an
-        automated client's)."""
-        flags = search.flags
-        if not flags & DECIDED:
-            held = search.held
-            if held is None:
-                search.held = [rec, ts, action, position, first_page, beyond]
-            else:
-                held += (rec, ts, action, position, first_page, beyond)
-        elif search.series is not None and not flags & AUTOMATED:
+        """What an event does to its search's counts: held until its decision before it,
+        counted now after (nothing for a search counted apart: a keystroke, an automated
+        client's)."""
+        held = search.held
+        if held is not None:  # a list until the decision, None after
+            held += (rec, ts, action, position, first_page, beyond)
+        elif not search.flags & DECIDED:
+            search.held = [rec, ts, action, position, first_page, beyond]
+        elif search.series is not None:  # counted: a person's search
             self._count_event(search, rec, ts, action, position, first_page, beyond)
 
     def _count_event(self, search: Search, rec: WireRecord, ts: float, action: int,
@@ -651,9 +651,6 @@ class Sessionizer:
         flags = search.flags
         search.flags = flags | DECIDED
         record = search.record
-        search.record = None
-        if record is None:  # restored decided (never happens for a tracked search)
-            return
         if flags & KEYSTROKE:
             self._apart(search, record, None)
         elif (reason := self.automated.verdict(search.client,
@@ -665,15 +662,19 @@ class Sessionizer:
                 series.with_events += 1
             if (not flags & (CLICKED | CONVERTED | ENGAGED)
                     and self.sessions.get(search.session_key) is search):
-                if flags & ZERO_RESULT:
-                    series.zero_result_exits += 1
-                else:
-                    series.abandoned += 1
-                    if search.unit is not None:
-                        search.unit.abandoned += 1
-                    if self.query_stats is not None:
-                        self._row(search).abandoned += 1
-        search.held = search.before = None
+                self._abandoned(search, series, flags)
+        search.record = search.held = search.before = None
+
+    def _abandoned(self, search: Search, series: QualitySeries, flags: int) -> None:
+        """Nothing followed the search by its decision: a zero-result exit, or abandoned."""
+        if flags & ZERO_RESULT:
+            series.zero_result_exits += 1
+            return
+        series.abandoned += 1
+        if search.unit is not None:
+            search.unit.abandoned += 1
+        if self.query_stats is not None:
+            self._row(search).abandoned += 1
 
     def expire_before(self, t: float) -> None:
         """Decide every query record and evict every search whose deadline is before ``t``;
