@@ -5,7 +5,8 @@ given one, so only behaviour tells it apart. Their searches are in no human trut
 counts them apart, by kind, as each is sent.
 
 - **crawler**: one client at ~RATE with jitter (±50 %), walking the vocabulary — head, tail,
-  queries that always fail, and made-up ones — never one that continues its previous query;
+  queries that always fail, and a third made up (half of which find nothing) — never one that
+  continues its previous query;
 - **monitor**: one client, 1–3 fixed head queries in turn on a schedule (±2 %);
 - **fleet**: CLIENTS clients, each at RATE (±20 %), queries from the 12 most popular.
 
@@ -71,7 +72,7 @@ class AutomatedClients(UserBehaviour):
 
     def _bot_queries(self, kind: str, rng: random.Random) -> list[str]:
         """What a client of ``kind`` searches for: a crawler the whole vocabulary shuffled with
-        a made-up query after every fourth, a monitor 1–3 head queries, a fleet the most
+        a made-up query after every second, a monitor 1–3 head queries, a fleet the most
         popular queries."""
         queries = self.vocab.queries
         if kind == "monitor":
@@ -81,7 +82,7 @@ class AutomatedClients(UserBehaviour):
         walk: list[str] = []
         for n, query in enumerate(rng.sample(queries, len(queries))):
             walk.append(query)
-            if n % 4 == 3:
+            if n % 2:
                 walk.append(f"{rng.choice(MODIFIERS)} {query}")  # mostly unknown: the tail
         return walk
 
