@@ -3,12 +3,10 @@ session's plan, an oracle independent of decoding, ordering, windows and state i
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import datetime, timezone
-
 from collector.exposition.summary import summarize
 from collector.outcomes import REFORMULATION_KINDS, reformulation_kind
 from collector.sources.simulator.intents import IntentRule, query_records
+from collector.sources.simulator.outages import OutageTally, observable
 from collector.sources.simulator.plan import PlannedSearch
 from collector.sources.simulator.spec import TrackingOutage
 
@@ -38,13 +36,13 @@ class GroundTruth:
         self.ignored = 0
         self.sessions: list[tuple[str, list[PlannedSearch]]] = []  # (client, plan), if kept
         self.automated_by_kind = dict.fromkeys(bot_kinds, 0)
-        self.outages = [_OutageTally(outage, start) for outage in outages]
+        self.outages = [OutageTally(outage, start) for outage in outages]
         self.observed_by_app: dict[str, _Totals] = {}
 
     def add_session(self, plan: list[PlannedSearch], client: str | None = None) -> None:
         self._tally(self.by_app, plan)
         if self.outages:
-            self._tally(self.observed_by_app, [self._observable(s) for s in plan])
+            self._tally(self.observed_by_app, [observable(s, self.outages) for s in plan])
             for outage in self.outages:
                 outage.add(plan, self.rule)
         if client is not None:
@@ -124,49 +122,6 @@ class GroundTruth:
             nxt = intents[n + 1][0] if n + 1 < len(intents) else None
             by_app.setdefault(search.application, _Totals()).add(search, nxt, following, plan)
 
-    def _observable(self, search: PlannedSearch) -> PlannedSearch:
-        """The search as a collector sees it: without the events tracking outages dropped."""
-        def seen(ts: int) -> bool:
-            return not any(o.hidden(search.application, ts) for o in self.outages)
-
-        return replace(search, clicks=[c for c in search.clicks if seen(c[0])],
-                       conversions=[ts for ts in search.conversions if seen(ts)],
-                       impressions=[ts for ts in search.impressions if seen(ts)])
-
-
-class _OutageTally:
-    """One tracking outage: its window, the intents of its application made in it, those that
-    lost an event to it, and the events it hid by action."""
-
-    def __init__(self, outage: TrackingOutage, start: float) -> None:
-        self.outage = outage
-        self.start = start
-        self.searches = 0
-        self.searches_with_hidden_events = 0
-        self.events: dict[str, int] = {}
-
-    def hidden(self, application: str, ts_ms: int) -> bool:
-        return self.outage.hides(application, ts_ms / 1000 - self.start)
-
-    def add(self, plan: list[PlannedSearch], rule: IntentRule) -> None:
-        app = self.outage.application
-        for search, _ in rule.split(query_records(plan))[0]:
-            if search.application != app:
-                continue
-            self.searches += self.hidden(app, search.ts_ms)
-            events = [ts for ts, _ in search.clicks] + search.conversions + search.impressions
-            self.searches_with_hidden_events += any(self.hidden(app, ts) for ts in events)
-
-    def as_dict(self) -> dict[str, object]:
-        begin = self.start + self.outage.start_s
-        return {"application": self.outage.application, "start": _iso(begin),
-                "end": _iso(begin + self.outage.duration_s), "searches_in_window": self.searches,
-                "searches_with_hidden_events": self.searches_with_hidden_events,
-                "hidden_events": dict(sorted(self.events.items()))}
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _reformulated_by(s: PlannedSearch, nxt: PlannedSearch | None) -> bool:

@@ -7,15 +7,18 @@ import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from collector.sources.simulator.applications import INTERLEAVED, TEAMS, App
-from collector.sources.simulator.oracle import GroundTruth
 from collector.sources.simulator.plan import PlannedSearch
 from collector.sources.simulator.rankings import PAGE_SIZE, ranked, shown
 from collector.sources.simulator.spec import Incident, SimulationSpec
 from collector.sources.simulator.users import Users
+
+if TYPE_CHECKING:  # a type only: the oracle reads the plans, records write to its counts
+    from collector.sources.simulator.oracle import GroundTruth
 
 Line = tuple[float, bytes, bool]  # (event time, record, may be redelivered as a duplicate)
 ORPHAN_PREFIX = "lost-"  # the query ids of orphan clicks: no query record names them
