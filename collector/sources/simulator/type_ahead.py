@@ -23,11 +23,11 @@ from typing import NamedTuple
 
 from collector.outcomes import normalize_query
 
-PAUSE_MS = (1000, 2000)  # a pause to think before a word
+PAUSE_MS = (1000, 3000)  # a pause to think before a word
 LOOK_MS = (350, 900)  # noticing a typo, looking after backspacing
 CURSOR_MS = (500, 1500)  # moving the cursor to a typo and back
 MAX_INTERVAL_MS = 800  # the slowest key interval outside those
-MAX_GAP_MS = 4500  # no two records further apart (bound: pause + interval + max_wait)
+MAX_GAP_MS = 4600  # no two records further apart: the longest pause + interval + max wait
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "1234567890")
 
 
@@ -43,7 +43,7 @@ class TypingStyle:
     interval_ms: float = 240.0  # median time between two keys (people: ~240 ms)
     debounce_ms: int = 150  # the box sends a record once no key came for this long
     max_wait_ms: int = 800  # … and at least this often while keys keep coming
-    pause_share: float = 0.15  # chance of a 1–2 s pause before a word
+    pause_share: float = 0.15  # chance of a 1–3 s pause before a word
     typo_share: float = 0.03  # chance per letter or digit of a wrong key
     edit_share: float = 0.3  # of typos, the share left and fixed later by an edit
 
@@ -55,8 +55,8 @@ class TypingStyle:
 
 def style_of(client: str, debounce_ms: int) -> TypingStyle:
     """A person's own speed and habits, the same in every session (drawn from the client id,
-    not from a random stream): a median key interval of 120–400 ms, 0–6 % typos, pauses before
-    5–30 % of words."""
+    not from a random stream): a median key interval of 120–400 ms, 0–6 % typos, pauses of 1–3 s
+    before 5–30 % of words."""
     draws = [zlib.crc32(f"{salt}{client}".encode()) / 2**32 for salt in "abcd"]
     return TypingStyle(interval_ms=120.0 * (400 / 120) ** draws[0], debounce_ms=debounce_ms,
                        pause_share=0.05 + 0.25 * draws[1], typo_share=0.06 * draws[2],
