@@ -12,7 +12,7 @@ import pytest
 
 from collector.outcomes import continues, normalize_query
 from collector.sources.simulator import SimulationSpec, Simulator
-from collector.sources.simulator.intents import KEYSTROKE_GAP_S, MAX_EDIT
+from collector.sources.simulator.intents import KEYSTROKE_GAP_S, MAX_EDIT, IntentRule
 from collector.sources.simulator.oracle import INFORMATIONAL
 from collector.sources.simulator.spec import Bot, TrackingOutage
 from tests.collector.test_cli_errors import run
@@ -269,3 +269,16 @@ def test_the_demo_shows_them_in_web_and_the_flags_turn_them_off():
     other = _spec(build_parser().parse_args(["demo", "--bot", "fleet@mobile:5x2/m"]))
     assert [(b.kind, b.clients) for b in other.bots] == [("fleet", 5)]
     assert _spec(build_parser().parse_args(["simulate"])).bots == []
+
+
+def test_the_truth_follows_the_rule_it_is_given():
+    """With the keystroke rule off for the type-ahead application (intents.off_applications),
+    every record its box sent is a search of the truth."""
+    spec = SimulationSpec(seed=9, sessions=200, type_ahead=frozenset({"web"}))
+    ruled = Simulator(spec)
+    off = Simulator(spec, IntentRule(off_applications=frozenset({"web"})))
+    assert list(ruled.records()) == list(off.records())
+    web, web_off = (s.truth.summary()["by_application"]["web"] for s in (ruled, off))
+    assert web_off["keystroke_records"] == 0
+    assert web_off["searches"] == web["searches"] + web["keystroke_records"]
+    assert web_off["reformulation_rate"] > 0.8 > 0.3 > web["reformulation_rate"]

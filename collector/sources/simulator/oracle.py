@@ -16,7 +16,7 @@ ABANDONMENT_S = 300.0
 # kind made an automated search; what people did in a tracking outage beside what a collector
 # can see of it). Each only when its option is on.
 INFORMATIONAL = ("automated_by_kind", "observable", "tracking_outages")
-DEFINED = IntentRule()  # the keystroke rule with its settings' defaults
+DEFINED = IntentRule(decision_s=ABANDONMENT_S)  # the keystroke rule, the settings' defaults
 
 
 class GroundTruth:

@@ -19,8 +19,9 @@ import msgspec
 from collector.series.quality import STRATA
 from collector.sources.simulator.applications import APPS, draw_variant
 from collector.sources.simulator.bots import AutomatedClients, BotRecord
+from collector.sources.simulator.intents import IntentRule
 from collector.sources.simulator.keystrokes import TypingUser
-from collector.sources.simulator.oracle import GroundTruth
+from collector.sources.simulator.oracle import DEFINED, GroundTruth
 from collector.sources.simulator.outages import hidden_events
 from collector.sources.simulator.plan import PlannedSearch
 from collector.sources.simulator.rankings import PAGE_SIZE, ranked
@@ -31,15 +32,17 @@ from collector.sources.simulator.vocabulary import Vocabulary
 
 
 class Simulator(TypingUser, AutomatedClients):
-    """Simulated sessions and their records; the ground truth in ``truth`` as they are made."""
+    """Simulated sessions and their records; the ground truth in ``truth`` as they are made,
+    by ``rule`` (the keystroke rule with the settings' defaults; a test of other settings,
+    ``intents.off_applications`` say, passes its own)."""
 
-    def __init__(self, spec: SimulationSpec) -> None:
+    def __init__(self, spec: SimulationSpec, rule: IntentRule = DEFINED) -> None:
         self.spec = spec
         self.rng = random.Random(spec.seed)
         self.typing_rng = random.Random(f"typing-{spec.seed}")
         self.vocab = Vocabulary(self.rng, spec.vocabulary, spec.zipf_exponent)
-        self.truth = GroundTruth(bot_kinds=tuple(dict.fromkeys(b.kind for b in spec.bots)),
-                                 outages=tuple(spec.tracking_outages), start=spec.start)
+        self.truth = GroundTruth(rule, tuple(dict.fromkeys(b.kind for b in spec.bots)),
+                                 tuple(spec.tracking_outages), spec.start)
         self._app_weights = list(accumulate(app.weight for app in APPS))
         self._encoder = msgspec.json.Encoder()
         self.users = Users(spec) if spec.users else None
