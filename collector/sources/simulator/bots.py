@@ -7,7 +7,9 @@ counts them apart, by kind, as each is sent.
 - **crawler**: one client at ~RATE with jitter (±50 %), walking the vocabulary — head, tail,
   queries that always fail, and a third made up (half of which find nothing) — never one that
   continues its previous query;
-- **monitor**: one client, 1–3 fixed head queries in turn on a schedule (±2 %);
+- **monitor**: one client, 1–3 fixed head queries in turn on a schedule (±2 %) — one faster
+  than a search per keystroke gap (12 a minute) repeating one query is, by the written rule,
+  a chain of keystrokes: the truth counts its records so, as the engine will;
 - **fleet**: CLIENTS clients, each at RATE (±20 %), queries from the 12 most popular.
 
 Every client draws from a random stream of its own: the sessions' stream is untouched, and
