@@ -49,7 +49,8 @@ from collector.series.strata import StrataClassifier
 from collector.series.units import UnitTracker, reset_experiment
 from collector.series.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
 from collector.sessions.automated import AutomatedClients
-from collector.sessions.sessionizer import ACTIONS, EXPOSURE, PageAlias, Sessionizer
+from collector.sessions.search import PageAlias
+from collector.sessions.sessionizer import ACTIONS, EXPOSURE, Sessionizer
 from collector.store.query_stats import QueryStats
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):

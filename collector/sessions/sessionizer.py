@@ -38,36 +38,34 @@ from __future__ import annotations
 from collections import deque
 from math import inf
 
-import msgspec
-
 from collector.ingest import accounting as acc
 from collector.ingest.events import EventAttributes, EventObject, QueryAttributes, WireRecord
 from collector.outcomes import continues, reformulation_kind
 from collector.series.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.series.quality import TAIL, QualitySeries, SeriesTable
-from collector.series.strata import QueryText, StrataClassifier
+from collector.series.strata import StrataClassifier
 from collector.series.units import BucketCounts, ExperimentUnits, UnitTracker
 from collector.series.zero_result_queries import TopZeroResultQueries
-from collector.sessions.automated import AutomatedClients, ClientBehaviour
+from collector.sessions.automated import AutomatedClients
 from collector.sessions.interleaving import UNTAGGED, credit, team_of
+from collector.sessions.search import (
+    ACTED,
+    CLICK_COUNTED,
+    CLICKED,
+    CONVERSION_COUNTED,
+    CONVERTED,
+    DECIDED,
+    ENGAGED,
+    EVENTED,
+    KEYSTROKE,
+    PAGE_SHIFT,
+    PAGED,
+    REFORMULATES,
+    ZERO_RESULT,
+    PageAlias,
+    Search,
+)
 from collector.store.query_stats import QueryRow, QueryStats
-
-# Search.flags bits; the page size of the first result page is kept above them. The first
-# eight are what happened (read by the rules as records arrive), the rest how it is counted.
-ZERO_RESULT = 1
-CLICKED = 2
-CONVERTED = 4
-ENGAGED = 8  # while it is its session's newest search: pagination, or a click or conversion
-#              on an earlier search of the session, happened after it
-DECIDED = 16  # decided: counted (the sweep passes it over)
-PAGED = 32  # a next page of it was requested
-EVENTED = 64  # it received an event or a next page (tracking health)
-KEYSTROKE = 128  # a keystroke of the next query record of its session: no search
-REFORMULATES = 256  # it reformulates ``before`` (judged at its arrival, counted at its decision)
-CLICK_COUNTED = 512  # its first click is counted
-CONVERSION_COUNTED = 1024  # its first conversion is counted
-ACTED = CLICKED | CONVERTED | PAGED  # what the user did with it: never a keystroke
-_PAGE_SHIFT = 11
 
 CLICK = 1
 CONVERSION = 2
@@ -80,46 +78,6 @@ def _position(rank: int, offset: int, first_page: bool) -> int:
     """A click's 1-based position across result pages (``offset``: the results on the pages
     before its own); 0 when unknown: no rank, or a later page whose page size is not known."""
     return rank + offset if rank > 0 and (offset or first_page) else 0
-
-
-# The events applied before a search's decision, to be counted then: a flat list of
-# (the event, its time, its action, its 1-based position across pages or 0, whether it is on
-# the first page, whether its position is past the results its page listed) — one container
-# per search, not a tuple per event, for the cyclic GC to track.
-Held = list[WireRecord | float | int | bool]
-HELD_FIELDS = 6
-
-
-class Search(msgspec.Struct, gc=False):
-    """One query record of a page absent or 1: a search, once its decision says it is one. A
-    session is just ``sessions[session_key]``: its newest. gc=False keeps millions of open
-    searches invisible to the cyclic GC; they hold no cycles (``before`` points back in time
-    only, and is dropped at the decision)."""
-
-    key: str
-    session_key: str
-    normalized: str
-    ts: float
-    flags: int  # ZERO_RESULT … CONVERSION_COUNTED, the first page's size above them
-    text: QueryText  # its query text, normalized, and the stratum it fixes (strata.py)
-    record: WireRecord | None = None  # its query record, until its decision counts it
-    client: ClientBehaviour | None = None  # its client's behaviour (automated.py), if any
-    before: Search | None = None  # the intent before it in its session, until its decision
-    held: Held | None = None  # clicks, conversions, exposures before its decision
-    series: QualitySeries | None = None  # where it is counted, from its decision
-    seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
-    row: QueryRow | None = None  # its per-query aggregate row, while that row is live
-    teams: dict[str, int] | None = None  # interleaving: clicks per team, from the first tagged
-    unit: BucketCounts | None = None  # in an experiment: its client's unit bucket (units.py)
-
-
-class PageAlias(msgspec.Struct, gc=False):
-    """A result page > 1: its query_id attributes clicks to the search, positions offset."""
-
-    key: str
-    search: Search
-    offset: int  # 0: page size unknown, positions on this page are unknown
-    ts: float
 
 
 class Sessionizer:
@@ -199,16 +157,17 @@ class Sessionizer:
         if (attrs is not None and attrs.total_hits == 0) or (hits is not None and not hits):
             flags = ZERO_RESULT
         else:
-            flags = len(hits) << _PAGE_SHIFT if hits else 0
-        search = Search(key, session_key, text.normalized, ts, flags, text, rec)
-        if self.exposed_early:
-            self._exposed_early(search)
+            flags = len(hits) << PAGE_SHIFT if hits else 0
+        client = rec.client_id or (attrs.session_id if attrs is not None else None)
+        search = Search(key, session_key, text.normalized, ts, flags, text, rec, client)
+        early = self.exposed_early
+        if early and key in early:  # an exposure was applied before it (engine._expose)
+            early.discard(key)
+            search.flags |= EVENTED
         if previous is not None:
             self._after(search, previous)
-        client = rec.client_id or (attrs.session_id if attrs is not None else None)
         if client is not None:
-            search.client = self.automated.searched(client, text.normalized, ts,
-                                                    not flags & ZERO_RESULT)
+            self.automated.searched(client, search)
         self.searches[key] = search  # tracked until its deadlines, its session's newest
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:
@@ -230,17 +189,10 @@ class Sessionizer:
             return
         previous.flags |= KEYSTROKE
         if previous.client is not None:
-            self.automated.retract(previous.client, previous.normalized, previous.ts)
+            self.automated.retract(previous.client, previous)
         before, previous.before = previous.before, None
         if before is not None:
             self._follows(search, before)
-
-    def _exposed_early(self, search: Search) -> None:
-        """An exposure applied before its search left the engine's buffer (engine._expose)
-        was an event of it."""
-        if search.key in self.exposed_early:
-            self.exposed_early.discard(search.key)
-            search.flags |= EVENTED
 
     def _follows(self, search: Search, before: Search) -> None:
         """``search`` is the next intent after ``before`` (unless a later record makes it a
@@ -269,18 +221,17 @@ class Sessionizer:
         if parent is None or parent.normalized != normalized:
             self.stats.data_quality[acc.PAGINATION_WITHOUT_SEARCH] += 1
             return
-        parent.flags |= PAGED | EVENTED
-        if parent.client is not None:
-            self.automated.interaction(parent.client, ts)
-        alias = PageAlias(key, parent, (page - 1) * (parent.flags >> _PAGE_SHIFT), ts)
+        if not parent.flags & DECIDED:
+            self._acted(parent, parent.flags & ~KEYSTROKE | PAGED | EVENTED)
+        alias = PageAlias(key, parent, (page - 1) * (parent.flags >> PAGE_SHIFT), ts)
         self.searches[key] = alias
         self.expiry_due.append(alias)  # its parent is tracked, so next_deadline is set already
 
     # -- a search counted, at its decision ---------------------------------------------------
     def _count(self, search: Search, record: WireRecord) -> QualitySeries:
         """An intent of a person, counted at its decision: in its series with its result count
-        (_results), latency (_latency), unit bucket (_unit) and store row (_stored); then what
-        it received before (_count_event) and its reformulation of the intent before it."""
+        (_results), latency (_latency), unit bucket (_unit) and store row (_stored); then the
+        exposures it received before (_exposure) and its reformulation of the intent before it."""
         attrs = record.query_attributes
         series = search.series = self.table.get(
             record.application, attrs.variant if attrs is not None else None,
@@ -297,14 +248,17 @@ class Sessionizer:
         if self.query_stats is not None:
             self._stored(search, record.client_id, hits, scored)
         held = search.held
-        if held is not None:
-            count_event = self._count_event
-            for i in range(0, len(held), HELD_FIELDS):
-                count_event(search, held[i], held[i + 1], held[i + 2], held[i + 3],
-                            held[i + 4], held[i + 5])
+        if held is not None:  # exposures, for its store row
+            search.held = None  # from now on, they count as they come
+            for rec, first_page in held:
+                self._exposure(rec.event_attributes, search, first_page)
         before = search.before
-        if before is not None and search.flags & REFORMULATES:
-            self._reformulated(before, search.normalized)
+        if before is not None:
+            search.before = None
+            if search.flags & REFORMULATES:
+                if not before.flags & DECIDED:  # this one was acted on before its deadline:
+                    self._decide(before)  # its session is a person's, decided as it stands
+                self._reformulated(before, search.normalized)
         return series
 
     def _reformulated(self, before: Search, normalized: str) -> None:
@@ -324,7 +278,10 @@ class Sessionizer:
     def _apart(self, search: Search, record: WireRecord, reason: str | None) -> None:
         """A keystroke record (``reason`` None) or a search of an automated client: counted
         only as such, in the series of its application and variant (the stratum its text
-        fixes, else tail: it does not feed the live strata sketch of people's queries)."""
+        fixes, else tail: it does not feed the live strata sketch of people's queries); what
+        it received is dropped, and so is the intent before it (no chain of a bot's searches
+        stays in memory)."""
+        search.held = search.before = None
         attrs = record.query_attributes
         fixed = search.text.fixed_stratum
         series = self.table.get(record.application,
@@ -425,9 +382,11 @@ class Sessionizer:
         orphan), then an exposure, a redelivery (_repeated), engagement of the session
         (_engage), and what it did to its search: on a zero-result search only a data-quality
         issue (_on_zero_result), else a conversion or a click at its position across result
-        pages (_position) — counted now when its search is counted, held for its decision
-        before (_hold), and nothing for a keystroke or an automated client's search. Hot path:
-        the steps are methods only where they keep the complexity of each within reach."""
+        pages (_position). A click or conversion decides its search at once (_acted: acted on,
+        it is a person's), so it counts as it comes; an exposure, for a store row, waits for
+        the decision (_exposed); nothing counts for a keystroke or an automated client's search.
+        Hot path: the steps are methods only where they keep the complexity of each within
+        reach."""
         action = ACTIONS.get(rec.action_name)
         if action is None:
             self.stats.ignored[acc.UNUSED_ACTION] += 1
@@ -446,10 +405,12 @@ class Sessionizer:
         if ts < search.ts:  # its device clock is behind the server's: it followed the search
             self.stats.data_quality[acc.EVENT_BEFORE_SEARCH] += 1
             ts = search.ts
+        if search.ts < ts - self.abandonment_s and not search.flags & DECIDED:
+            self._decide(search)  # decided before this event: it comes after its decision
         search.flags |= EVENTED
         if action == EXPOSURE:
-            if self.query_stats is not None:
-                self._take(search, rec, ts, action, 0, target is search, False)
+            if self.query_stats is not None:  # an exposure counts for a store row only
+                self._exposed(search, rec, target is search)
             return acc.ACCEPTED
         attrs = rec.event_attributes
         rank = self._rank(attrs)
@@ -457,53 +418,52 @@ class Sessionizer:
                           rank):
             return acc.DUPLICATE
         self._engage(search, ts)  # may decide the search itself: its flags read after
-        if search.client is not None:
-            self.automated.interaction(search.client, ts)
         flags = search.flags
-        if flags & ZERO_RESULT:
-            self._on_zero_result(search, action, flags)
+        done = CLICKED if action == CLICK else CONVERTED
+        if flags & DECIDED:
+            search.flags = flags | done
+        else:  # acted on: a person's search (automated.py), counted now
+            self._acted(search, flags & ~KEYSTROKE | done)
+        if search.series is None:  # counted apart (a keystroke, an automated client's)
             return acc.ACCEPTED
-        if not flags & DECIDED:  # acted on: never a keystroke
-            flags &= ~KEYSTROKE
-        search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
-        position = _position(rank, offset, target is search)
-        if action == CLICK and position == 0:
-            self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
-        self._take(search, rec, ts, action, position, target is search,
-                   action == CLICK and rank > flags >> _PAGE_SHIFT > 0)
-        return acc.ACCEPTED
-
-    def _take(self, search: Search, rec: WireRecord, ts: float, action: int, position: int,
-              first_page: bool, beyond: bool) -> None:
-        """What an event does to its search's counts: held until its decision before it,
-        counted now after (nothing for a search counted apart: a keystroke, an automated
-        client's)."""
-        held = search.held
-        if held is not None:  # a list until the decision, None after
-            held += (rec, ts, action, position, first_page, beyond)
-        elif not search.flags & DECIDED:
-            search.held = [rec, ts, action, position, first_page, beyond]
-        elif search.series is not None:  # counted: a person's search
-            self._count_event(search, rec, ts, action, position, first_page, beyond)
-
-    def _count_event(self, search: Search, rec: WireRecord, ts: float, action: int,
-                     position: int, first_page: bool, beyond: bool) -> None:
-        """A click, conversion or exposure in the counts of its (counted) search."""
-        if action == EXPOSURE:
-            self._exposure(rec.event_attributes, search, first_page)
+        if flags & ZERO_RESULT:
+            self._on_zero_result()
         elif action == CONVERSION:
             self._conversion(search)
         else:
-            if beyond:
+            position = _position(rank, offset, target is search)
+            if position == 0:
+                self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
+            elif rank > flags >> PAGE_SHIFT > 0:  # past the results its page listed
                 search.series.clicks_beyond_results += 1
-            attrs = rec.event_attributes
             self._click(search, attrs.object if attrs is not None else None, position, ts)
+        return acc.ACCEPTED
 
-    def _on_zero_result(self, search: Search, action: int, flags: int) -> None:
+    def _acted(self, search: Search, flags: int) -> None:
+        """The user acted on a search not yet decided (a click, a conversion, a next page): it
+        is no keystroke, and its client no crawler, monitor or fleet (sessions/automated.py):
+        it is decided now — counted with what it received so far — and what comes after it
+        counts as it comes."""
+        search.flags = flags
+        if search.watch is not None:
+            search.watch.acted = True
+        self._decide(search)
+
+    def _exposed(self, search: Search, rec: WireRecord, first_page: bool) -> None:
+        """An exposure, for the search's store row: held until its decision, counted after (a
+        search counted apart has no row)."""
+        held = search.held
+        if held is not None:  # a list until the decision, None after
+            held.append((rec, first_page))
+        elif not search.flags & DECIDED:
+            search.held = [(rec, first_page)]
+        elif search.series is not None:
+            self._exposure(rec.event_attributes, search, first_page)
+
+    def _on_zero_result(self) -> None:
         """A click or conversion on a search that returned nothing is not an outcome of the
-        search's results: only a data-quality issue, and the search no longer abandoned."""
+        search's results: only a data-quality issue (and the search, acted on, no exit)."""
         self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
-        search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
 
     def _exposure(self, attrs: EventAttributes | None, search: Search, first_page: bool
                   ) -> None:
@@ -514,7 +474,7 @@ class Sessionizer:
             document = attrs.object.object_id
             row.shown[document] = row.shown.get(document, 0) + 1
             # positions from impressions only when no result list gave them
-            if first_page and not search.flags >> _PAGE_SHIFT:
+            if first_page and not search.flags >> PAGE_SHIFT:
                 rank = self._rank(attrs)
                 if rank > 0:
                     self.query_stats.shown_at(row, rank, document)
@@ -653,8 +613,9 @@ class Sessionizer:
         record = search.record
         if flags & KEYSTROKE:
             self._apart(search, record, None)
-        elif (reason := self.automated.verdict(search.client,
-                                               search.ts + self.abandonment_s)) is not None:
+        elif search.watch is not None and search.watch.on and (
+                reason := self.automated.verdict(search.client,
+                                                 search.ts + self.abandonment_s)) is not None:
             self._apart(search, record, reason)
         else:
             series = self._count(search, record)
@@ -663,7 +624,7 @@ class Sessionizer:
             if (not flags & (CLICKED | CONVERTED | ENGAGED)
                     and self.sessions.get(search.session_key) is search):
                 self._abandoned(search, series, flags)
-        search.record = search.held = search.before = None
+        search.record = None  # kept until now, for its counts
 
     def _abandoned(self, search: Search, series: QualitySeries, flags: int) -> None:
         """Nothing followed the search by its decision: a zero-result exit, or abandoned."""
@@ -686,7 +647,8 @@ class Sessionizer:
             self._decide_abandoned(t - self.abandonment_s)
         if t < inf:  # after the decisions: they count units and read the clients' windows
             self.units.expire_before(t)
-            self.automated.expire_before(t)
+            if t > self.automated.next_expiry:
+                self.automated.expire_before(t)
         expiring = self.expiry_due
         if expiring and expiring[0].ts < t - self.attribution_s:
             self._evict_attributed(t - self.attribution_s)

@@ -8,7 +8,9 @@ import hashlib
 import pytest
 
 from collector.outcomes import DECLARED, RATE, REPETITIVE, SILENT
+from collector.series.strata import QueryText
 from collector.sessions.automated import AutomatedClients
+from collector.sessions.search import CLICKED, Search
 from collector.store.query_stats import QueryStats
 
 
@@ -94,29 +96,69 @@ def test_an_automated_search_is_in_no_store_row_top_query_or_experiment(ubi):
     assert experiment.filled() == [] and experiment.units == 0
 
 
-@pytest.mark.parametrize(("times", "clicks", "expected"), [
-    ([3.0 * i for i in range(40)], [], RATE),  # 40 in two minutes
-    ([3.0 * i for i in range(40)], [30.0, 60.0, 90.0, 100.0], None),  # … clicking a tenth
-    ([60.0 * i for i in range(6)], [], REPETITIVE),  # one query a minute
-    ([0.0, 10.0, 90.0, 100.0, 250.0, 290.0], [], None),  # … at irregular times: a person
-    ([20.0 * i for i in range(15)], [], SILENT),  # 15 with results, never a click
-    ([20.0 * i for i in range(15)], [1.0], None),  # … one click, ever
+def _search(n: int, ts: float, query: str, flags: int = 0) -> Search:
+    return Search(f"q{n}", "s", query, ts, flags, QueryText(query, -1))
+
+
+@pytest.mark.parametrize(("times", "clicked", "expected"), [
+    ([3.0 * i for i in range(40)], set(), RATE),  # 40 in two minutes
+    ([3.0 * i for i in range(40)], {33}, None),  # … one click: people click
+    ([60.0 * i for i in range(6)], set(), REPETITIVE),  # one query a minute
+    ([0.0, 10.0, 90.0, 100.0, 250.0, 290.0], set(), None),  # … at irregular times: a person
+    ([20.0 * i for i in range(15)], set(), SILENT),  # 15 with results, never a click
+    ([20.0 * i for i in range(15)], {0}, None),  # … one click
 ])
-def test_each_rule_at_its_threshold(times, clicks, expected):
+def test_each_rule_at_its_threshold(times, clicked, expected):
     clients = AutomatedClients()
-    repeating = expected == REPETITIVE or (expected is None and len(times) == 6)
-    client = None
+    repeating = len(times) == 6
     for n, ts in enumerate(times):
-        client = clients.searched("c", "tent" if repeating else f"q{n}", ts, True)
-    for ts in clicks:
-        clients.interaction(client, ts)
-    assert clients.verdict(client, times[0] + 300.0) == expected
+        search = _search(n, ts, "tent" if repeating else f"q{n}")
+        clients.searched("c", search)
+        if n in clicked:  # as the sessionizer marks a search acted on
+            search.flags |= CLICKED
+            if search.watch is not None:
+                search.watch.acted = True
+    assert clients.verdict("c", times[0] + 300.0) == expected
 
 
 def test_a_client_is_forgotten_a_quiet_window_after_its_last_intent():
     clients = AutomatedClients(window_s=600.0)
-    client = clients.searched("c", "tent", 0.0, True)
-    clients.expire_before(500.0)
-    assert clients.clients == {"c": client}
-    clients.expire_before(601.0)
+    first = _search(0, 0.0, "tent")
+    clients.searched("c", first)
+    assert clients.clients == {"c": first}  # one record: remembered, not tracked
+    clients.searched("c", _search(1, 100.0, "lamp"))
+    assert [c.key for c in clients.clients.values()] == ["c"]  # two: tracked
+    clients.expire_before(650.0)
+    assert list(clients.clients) == ["c"]
+    clients.expire_before(701.0)
     assert clients.clients == {}
+    clients.searched("d", _search(2, 800.0, "tent"))
+    clients.expire_before(1300.0)
+    assert list(clients.clients) == ["d"]
+    clients.expire_before(1401.0)  # a record seen once: in one to two windows (one pass each)
+    assert list(clients.clients) == ["d"]
+    clients.expire_before(1901.0)
+    assert clients.clients == {}
+
+
+def test_the_clients_kept_are_bounded():
+    clients = AutomatedClients(max_clients=100)
+    for n in range(1000):
+        clients.searched(f"c{n}", _search(n, float(n), "tent"))
+        clients.searched(f"c{n}", _search(n, n + 0.5, "lamp")) if n % 2 else None
+    assert len(clients.clients) <= 100
+
+
+def test_a_keystroke_of_one_session_is_retracted_after_another_sessions_intent(ubi, engine):
+    """A returning user with two sessions open: the keystrokes of one are no intents however
+    the other session's records interleave."""
+    records = []
+    for n in range(8):
+        at = 40.0 * n
+        records += [ubi.query(f"a{n}-0", "ru"[:1], at, client="u", session_id="s1"),
+                    ubi.query(f"b{n}", f"other {n}", at + 0.1, client="u", session_id="s2"),
+                    ubi.query(f"a{n}-1", "run", at + 0.2, client="u", session_id="s1")]
+    e = engine(records)
+    assert sum(s.keystrokes for s in e.table.series) == 8
+    client = e.sessions.automated.clients["u"]
+    assert len(client.searches) == 16  # two intents a round: the keystrokes retracted

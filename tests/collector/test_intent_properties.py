@@ -34,6 +34,7 @@ class World:
     intents: list[tuple[str, Intent]] = field(default_factory=list)  # (client, intent)
     keystrokes: int = 0
     automated: int = 0
+    typed: set[str] = field(default_factory=set)  # what people typed, each query once
 
 
 @st.composite
@@ -45,6 +46,9 @@ def typed_intent(draw, ubi: UBI, world: World, client: str, start: float, serial
     record is clicked or not. Returns when the person is done."""
     words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3, unique=True))
     text = " ".join(words)
+    if text in world.typed:  # a person repeating a query on a schedule would be a monitor
+        text += f" {len(world.typed)}"
+    world.typed.add(text)
     speed = draw(st.floats(0.05, GAP - 0.1))  # any typing speed within the gap
     cuts = sorted(set(draw(st.lists(st.integers(1, len(text) - 1), max_size=6))))
     steps = [text[:cut] for cut in cuts]

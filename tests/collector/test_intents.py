@@ -119,12 +119,13 @@ def test_events_naming_a_keystroke_count_for_nothing(ubi, engine):
     assert (got["searches"], got["keystrokes"], got["with_events"]) == (1, 1, 0)
 
 
-def test_a_search_is_counted_at_its_decision(ubi, engine):
-    e = engine([ubi.query("q1", "tent", 0), ubi.click("q1", 10)], close=False)
-    e.advance(T0 + 250)  # applied, not decided
-    assert totals(e)["searches"] == 0 and e.sessions.pending == 1
-    e.advance(T0 + 300 + e.lateness + 1)
-    assert (totals(e)["searches"], totals(e)["clicked"]) == (1, 1)
-    e.process_all([ubi.click("q1", 400, obj="d2")])  # after its decision: counted as it comes
+def test_a_search_is_counted_at_its_decision_or_when_the_user_acts_on_it(ubi, engine):
+    e = engine([ubi.query("q1", "tent", 0), ubi.query("q2", "lamp", 10, client="c2"),
+                ubi.click("q2", 20, client="c2")], close=False)
+    e.advance(T0 + 250)  # both applied: the clicked one is a person's search, counted at once
+    assert (totals(e)["searches"], totals(e)["clicked"], e.sessions.pending) == (1, 1, 2)
+    e.advance(T0 + 300 + e.lateness + 1)  # the other at its decision
+    assert (totals(e)["searches"], totals(e)["abandoned"]) == (2, 1)
+    e.process_all([ubi.click("q2", 400, client="c2", obj="d2")])  # counted as it comes
     e.advance(T0 + 400 + e.lateness + 1)
     assert totals(e)["clicks"] == 2
