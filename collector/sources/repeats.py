@@ -26,6 +26,8 @@ file, a ``.gz`` or stdin is cut into the same ranges.
 from __future__ import annotations
 
 from array import array
+from itertools import chain, compress
+from operator import or_
 from typing import NamedTuple
 
 ANCHOR_EVERY = 64
@@ -55,7 +57,7 @@ class Repeats:
         self.pushed = 0  # records pushed
         self.decided = 0  # records decided (the waiting ones follow)
         self.waiting: list[bytes] = []
-        self.waiting_hashes: list[int] = []
+        self.waiting_hashes: list[int] = []  # of those beyond REMEMBERED
         self.candidates: list[list[int]] = []  # [start, source start, length] not confirmed
         self.current: list[int] | None = None  # the confirmed range being read
         self.ranges: list[Range] = []  # ranges found and ended
@@ -81,13 +83,18 @@ class Repeats:
         start = self.pushed
         self.pushed += len(records)
         self.waiting += records
-        self.waiting_hashes += hashes
+        if self.pushed > REMEMBERED:  # the hashes of the records waiting, beyond the array
+            self.waiting_hashes += hashes[max(0, REMEMBERED - start):]
         if start < REMEMBERED:
-            self.hashes.extend(hashes[:REMEMBERED - start])
-        if self.current is None and not self.candidates and self._unseen(hashes, start):
-            self._anchor(hashes, start)
+            self.hashes += array("q", hashes[:REMEMBERED - start] if self.pushed > REMEMBERED
+                                 else hashes)
+        own = set(hashes[-start % ANCHOR_EVERY::ANCHOR_EVERY])  # this batch's anchors
+        if (self.current is None and not self.candidates
+                and self.anchors.keys().isdisjoint(hashes)
+                and sum(map(own.__contains__, hashes)) == len(own)):
+            self._anchor(hashes, start)  # no record equals an anchor before it
         else:
-            self._scan(hashes, start)
+            self._scan(hashes, start, own)
         return self._release(self.pushed - HOLD)
 
     def end(self) -> list[Run]:
@@ -95,14 +102,6 @@ class Repeats:
         self._close_current()
         self.candidates = []
         return self._release(self.pushed)
-
-    def _unseen(self, hashes: list[int], start: int) -> bool:
-        """No record of the batch equals an anchor of an earlier position (the common
-        case, decided in C): of the earlier batches', or of this one's."""
-        if not self.anchors.keys().isdisjoint(hashes):
-            return False
-        own = set(hashes[-start % ANCHOR_EVERY::ANCHOR_EVERY])
-        return sum(map(own.__contains__, hashes)) == len(own)
 
     def _anchor(self, hashes: list[int], start: int) -> None:
         anchors = self.anchors
@@ -113,30 +112,45 @@ class Repeats:
     def _hash_at(self, position: int) -> int | None:
         if position < len(self.hashes):
             return self.hashes[position]
-        if position >= self.decided:
-            return self.waiting_hashes[position - self.decided]
+        if position >= max(self.decided, REMEMBERED):
+            return self.waiting_hashes[position - max(self.decided, REMEMBERED)]
         return None  # beyond what is remembered
 
-    def _scan(self, hashes: list[int], start: int) -> None:
-        """Record by record: the range being read goes on or ends, candidates grow or are
-        dropped, a record equal to an anchor starts a candidate."""
+    def _scan(self, hashes: list[int], start: int, own: set[int]) -> None:
+        """Record by record while a range is being read or candidates grow; between them, only
+        the records equal to an anchor (of an earlier batch, or of this one: found in C) can
+        start anything, and anchor positions are among them."""
         anchors = self.anchors
-        hash_at = self._hash_at
-        for offset, value in enumerate(hashes):
-            position = start + offset
-            current = self.current
-            if current is not None:
-                if hash_at(current[1] + current[2]) == value:
-                    current[2] += 1
-                    self._anchor_at(position, value)
-                    continue
-                self._close_current()
-            if self.candidates:
-                self._extend_candidates(value)
-            source = anchors.get(value)
-            if source is not None and self.current is None:
-                self._candidate(position, source)
-            self._anchor_at(position, value)
+        step = self._step
+        notable = compress(range(len(hashes)), map(or_, map(anchors.__contains__, hashes),
+                                                   map(own.__contains__, hashes)))
+        offset = 0
+        for index in chain(notable, (len(hashes),)):
+            while offset < index and (self.current is not None or self.candidates):
+                step(start + offset, hashes[offset])
+                offset += 1
+            if index == len(hashes):
+                return
+            if index >= offset:
+                step(start + index, hashes[index])
+                offset = index + 1
+
+    def _step(self, position: int, value: int) -> None:
+        """One record: the range being read goes on or ends, candidates grow or are dropped,
+        a record equal to an anchor starts a candidate."""
+        current = self.current
+        if current is not None:
+            if self._hash_at(current[1] + current[2]) == value:
+                current[2] += 1
+                self._anchor_at(position, value)
+                return
+            self._close_current()
+        if self.candidates:
+            self._extend_candidates(value)
+        source = self.anchors.get(value)
+        if source is not None and self.current is None:
+            self._candidate(position, source)
+        self._anchor_at(position, value)
 
     def _anchor_at(self, position: int, value: int) -> None:
         if position % ANCHOR_EVERY == 0 and position < REMEMBERED:
@@ -205,8 +219,8 @@ class Repeats:
             position = end
         if position < until:
             runs.append((False, waiting[position - self.decided:until - self.decided]))
-        cut = until - self.decided
-        del self.waiting[:cut]
-        del self.waiting_hashes[:cut]
+        del self.waiting[:until - self.decided]
+        if self.waiting_hashes:
+            del self.waiting_hashes[:max(0, until - max(self.decided, REMEMBERED))]
         self.decided = until
         return runs

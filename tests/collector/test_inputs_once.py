@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from collector.config import load_config
 from collector.replay import replay
-from collector.sources import files
+from collector.sources import files, repeats
 from collector.sources.repeats import RANGE_MIN, Repeats
 from collector.store.query_store import open_store
 from tests.collector.test_replay_resume import _simulated, assert_same_store
@@ -106,13 +106,18 @@ def test_a_short_repeat_is_no_range_and_a_log_without_one_names_none(lines, clea
     assert "repeated_records" not in replay([str(plain)], load_config(environ={}))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 900),
        ranges=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=3),
-       batches=st.lists(st.integers(1, 400), min_size=1, max_size=6))
-def test_ranges_are_found_whatever_the_batches(seed, size, ranges, batches):
+       batches=st.lists(st.integers(1, 400), min_size=1, max_size=6),
+       remembered=st.booleans())
+def test_ranges_are_found_whatever_the_batches(seed, size, ranges, batches, remembered,
+                                               monkeypatch):
     """Distinct records with copies of earlier ranges appended: exactly the copies of at
-    least RANGE_MIN records are repeated, the same however the records are batched."""
+    least RANGE_MIN records are repeated, the same however the records are batched — also
+    when the copies lie beyond the records whose hashes are kept (``remembered``: only the
+    originals' are)."""
     rng = random.Random(seed)
     records = [f'{{"n": {i}, "r": {rng.random()}}}'.encode() for i in range(size)]
     expected: list[bool] = [False] * size
@@ -120,20 +125,23 @@ def test_ranges_are_found_whatever_the_batches(seed, size, ranges, batches):
         start, end = sorted((int(a * size), int(b * size)))
         expected += [end - start >= RANGE_MIN] * (end - start)
         records += records[start:end]
-        fresh = [f'{{"m": {len(records) + i}}}'.encode() for i in range(rng.randint(0, 3))]
-        records += fresh  # something new between the copies
+        fresh = [f'{{"m": {len(records) + i}}}'.encode() for i in range(rng.randint(1, 3))]
+        records += fresh  # something new between the copies (else two short ones make one)
         expected += [False] * len(fresh)
     for sizes in (batches, [len(records)]):
-        repeats, runs, position, n = Repeats(), [], 0, 0
-        while position < len(records):
-            step = sizes[n % len(sizes)]
-            runs += repeats.push(records[position:position + step])
-            position, n = position + step, n + 1
-        runs += repeats.end()
+        with monkeypatch.context() as patch:
+            if remembered:
+                patch.setattr(repeats, "REMEMBERED", size)
+            finder, runs, position, n = Repeats(), [], 0, 0
+            while position < len(records):
+                step = sizes[n % len(sizes)]
+                runs += finder.push(records[position:position + step])
+                position, n = position + step, n + 1
+            runs += finder.end()
         assert [record for _, run in runs for record in run] == records
         assert [repeated for repeated, run in runs for _ in run] == expected
         named = [False] * len(records)  # the ranges named are the records repeated …
-        for r in repeats.found():  # … each a copy (of an original, or of an earlier copy)
+        for r in finder.found():  # … each a copy (of an original, or of an earlier copy)
             assert records[r.source:r.source + r.end - r.start] == records[r.start:r.end]
             named[r.start:r.end] = [True] * (r.end - r.start)
         assert named == expected
