@@ -299,6 +299,10 @@ KAFKA_COUNTS = (
      "commit_failures"),
     (Family(PREFIX + "kafka_rebalances_total", "counter", "Partition assignment changes."),
      "rebalances"),
+    (Family(PREFIX + "kafka_topic_recreations_total", "counter",
+            "Topics found recreated under their name (another Kafka topic id than the one the "
+            "checkpoint or the store holds): the old topic's offsets are not applied to the "
+            "new one."), "topic_recreations"),
 )
 KAFKA_ASSIGNED = Family(PREFIX + "kafka_assigned_partitions", "gauge", "Partitions assigned.")
 KAFKA_REPLAYING = Family(PREFIX + "kafka_replaying_partitions", "gauge",
