@@ -21,7 +21,11 @@ from collector.replay import replay
 from collector.sources import files, repeats
 from collector.sources.repeats import RANGE_MIN, Repeats
 from collector.store.query_store import open_store
-from tests.collector.test_replay_resume import _simulated, assert_same_store
+from tests.collector.test_replay_resume import (
+    _replay_crashing_after,
+    _simulated,
+    assert_same_store,
+)
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
@@ -279,3 +283,42 @@ def test_repeated_whole_or_in_part_cut_anywhere_and_resumed_equals_one_clean_rep
         assert summary["repeated_records"][str(folder / "whole")]["records"] == len(copied)
     assert_same_store(clean[1], url)
     assert json.dumps([m.complete for m in _marks(url)]) == "[true]"
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory) -> tuple[list[list[bytes]], str]:
+    """Two per-host logs of one sparse log, and the store of their clean replay."""
+    folder = tmp_path_factory.mktemp("hosts")
+    lines = _simulated(folder / "all.jsonl", 500, seed=23).read_bytes().splitlines()
+    split = [lines[0::2], lines[1::2]]
+    for n, mine in enumerate(split):
+        (folder / f"h{n}.jsonl").write_bytes(_text(mine))
+    url = f"sqlite:///{folder / 'clean.db'}"
+    replay([str(folder / "h0.jsonl"), str(folder / "h1.jsonl")], load_config(environ={}),
+           store=url)
+    return split, url
+
+
+@pytest.mark.slow  # ~20 s: crashed and rerun replays of two merged inputs
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=st.floats(0, 1), crashes=st.lists(st.integers(0, 2500), max_size=2),
+       forms=st.lists(st.sampled_from(sorted(FORMS)), min_size=3, max_size=3))
+def test_a_repeat_in_one_of_merged_inputs_crashed_anywhere_and_rerun_equals_a_clean_replay(
+        start, crashes, forms, hosts, tmp_path_factory, monkeypatch):
+    """Batches of a few records, a flush after each: crashes fall before, inside and after the
+    repeated range, the resumed replay catches up exactly where the last flush was, its
+    repeated records counted with the record after them."""
+    monkeypatch.setattr(files, "_BATCH", 2048)
+    monkeypatch.setattr(files, "_MERGED_BATCH", 8)
+    split, clean_url = hosts
+    first = int(start * (len(split[0]) - 200))
+    repeated = split[0] + split[0][first:first + 200]
+    folder = tmp_path_factory.mktemp("merged")
+    url = f"sqlite:///{folder / 'store.db'}"
+    for n, crash in enumerate([*crashes, None]):
+        paths = [folder / f"h0-{n}", folder / f"h1-{n}"]
+        paths[0].write_bytes(FORMS[forms[n]](_text(repeated)))
+        paths[1].write_bytes(FORMS[forms[n]](_text(split[1])))
+        _replay_crashing_after([str(p) for p in paths], url, crash, monkeypatch)
+    assert_same_store(clean_url, url)
