@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 
 import pytest
 from kafka.admin import KafkaAdminClient
@@ -16,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from collector.sources.simulator import SimulationSpec, Simulator
 from testbed.kafka import KafkaBroker
+from testbed.process import Service
 from tests.integration.test_kafka_collector import (
     COUNTERS,
     STORED,
@@ -65,6 +67,25 @@ def recreate(run: Run) -> None:
         admin.close()
 
 
+def counted_once(run: Run, then: Callable[[str, str], None] | None = None
+                 ) -> tuple[Service, str, str]:
+    """A collector with a store (flushed twice a second), run until the counters and the
+    store hold the run's truth, ``then(metrics URL, store)`` still under it, then stopped:
+    (it, its /metrics, its store)."""
+    store = f"sqlite:///{run.workdir / 'aggregates.db'}"
+    collector, url = run.collector("a", "--set", f"store.url={store}",
+                                   "--set", "store.flush_interval_s=0.5")
+    collector.start()
+    try:
+        wait_for_truth(url, truth_counts(run.truth))
+        wait_for_stored_truth(store, run.truth)
+        if then is not None:
+            then(url, store)
+    finally:
+        collector.stop()
+    return collector, url, store
+
+
 def recreations(url: str) -> float:
     return next(s.value for f in text_string_to_metric_families(scrape(url)) for s in f.samples
                 if s.name == "searchpulse_kafka_topic_recreations_total")
@@ -74,13 +95,8 @@ def test_a_topic_recreated_under_a_running_collector_is_read_from_its_start(kafk
     """kafka-python alone, seeing the same partitions under a new id, seeks to where the old
     log diverges from the new one: the new topic's first records would be skipped."""
     run = Run(kafka[0], tmp_path, sessions=3000, seed=31)
-    store = f"sqlite:///{tmp_path / 'aggregates.db'}"
-    collector, url = run.collector("a", "--set", f"store.url={store}",
-                                   "--set", "store.flush_interval_s=0.5")
-    collector.start()
-    try:
-        wait_for_truth(url, truth_counts(run.truth))
-        wait_for_stored_truth(store, run.truth)
+
+    def recreated_meanwhile(url: str, store: str) -> None:
         recreate(run)
         second = run.produce(Simulator(SimulationSpec(seed=32, sessions=3000)))
         expected = both(run.truth, second)
@@ -89,23 +105,15 @@ def test_a_topic_recreated_under_a_running_collector_is_read_from_its_start(kafk
         time.sleep(2)  # several checkpoints and flushes later: still once
         wait_for_truth(url, truth_counts(expected), timeout=5)
         assert recreations(url) == 1
-    finally:
-        collector.stop()
+
+    collector, _, _ = counted_once(run, recreated_meanwhile)
     assert collector.log(10**7).count(RECREATED) == 1
 
 
 def test_a_topic_recreated_while_the_collector_is_stopped(kafka, tmp_path):
     """The checkpoint and the store hold the old topic's offsets: not this topic's."""
     run = Run(kafka[0], tmp_path, sessions=3000, seed=35)
-    store = f"sqlite:///{tmp_path / 'aggregates.db'}"
-    collector, url = run.collector("a", "--set", f"store.url={store}",
-                                   "--set", "store.flush_interval_s=0.5")
-    collector.start()
-    try:
-        wait_for_truth(url, truth_counts(run.truth))
-        wait_for_stored_truth(store, run.truth)
-    finally:
-        collector.stop()
+    collector, url, store = counted_once(run)
     recreate(run)
     second = run.produce(Simulator(SimulationSpec(seed=36, sessions=3000)))
     expected = both(run.truth, second)
@@ -126,15 +134,7 @@ def test_a_broker_restarted_without_its_data_leaves_the_store_exact(tmp_path):
     broker = KafkaBroker(tmp_path / "broker").start()  # its own broker: this test wipes it
     try:
         run = Run(broker.bootstrap, tmp_path, sessions=3000, seed=33)
-        store = f"sqlite:///{tmp_path / 'aggregates.db'}"
-        collector, url = run.collector("a", "--set", f"store.url={store}",
-                                       "--set", "store.flush_interval_s=0.5")
-        collector.start()
-        try:
-            wait_for_truth(url, truth_counts(run.truth))
-            wait_for_stored_truth(store, run.truth)
-        finally:
-            collector.stop()
+        collector, url, store = counted_once(run)
         broker.stop()
         shutil.rmtree(tmp_path / "broker" / "data")
         broker.start()  # formats a new cluster on the same ports
