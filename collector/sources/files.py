@@ -357,7 +357,8 @@ def _single(source: Input, until: int | None) -> Iterator[list[bytes]]:
         yield batch
 
 
-_Line = tuple[float, int, bytes | None]  # (event time, input, record); None: a break
+_Line = tuple[float, int, bytes]  # (event time, input, record)
+_BREAK = b""  # the record of a line that marks an input's break (no record is empty)
 
 
 def _merged(inputs: list[Input], until: int | None,
@@ -378,7 +379,7 @@ def _merged(inputs: list[Input], until: int | None,
             return
         stop = None
         if broken:  # the break was taken in: it is in this chunk or a later one
-            stop = next((n for n, line in enumerate(chunk) if line[2] is None), None)
+            stop = next((n for n, line in enumerate(chunk) if line[2] is _BREAK), None)
             if stop is not None:
                 chunk = chunk[:stop]
         if until is not None and handed < until and any(s.repeated_waiting for s in inputs):
@@ -386,12 +387,12 @@ def _merged(inputs: list[Input], until: int | None,
             chunk, carry = chunk[:fit], chunk[fit:] + carry
         per_input: list[list[bytes]] = [[] for _ in inputs]
         for _, index, line in chunk:
-            per_input[index].append(line)  # type: ignore[arg-type]
+            per_input[index].append(line)
         for source, lines in zip(inputs, per_input, strict=True):
             source.hand_on(lines)
         handed = sum(source.records for source in inputs)
         if chunk:
-            yield [line for _, _, line in chunk]  # type: ignore[misc]
+            yield [line for _, _, line in chunk]
         if stop is not None:
             return
 
@@ -415,7 +416,7 @@ def _timed(index: int, source: Input, broken: list[int] | None
            ) -> Iterator[_Line]:
     """(event time, input, line); a line without a readable time keeps its predecessor's, so
     it stays where it was in its input (the engine rejects it with its reason). With
-    ``broken``: an input that broke off ends with a line None at the time it reached."""
+    ``broken``: an input that broke off ends with a line ``_BREAK`` at the time it reached."""
     last = next((t for t in map(_time_of, reversed(source.skipped)) if t is not None),
                 float("-inf"))
     while batch := source.read():
@@ -426,7 +427,7 @@ def _timed(index: int, source: Input, broken: list[int] | None
             yield last, index, line
     if broken is not None and source.error is not None:
         broken.append(index)
-        yield last, index, None
+        yield last, index, _BREAK
 
 
 def _time_of(line: bytes) -> float | None:
