@@ -51,6 +51,7 @@ from collector.series.zero_result_queries import QueryRelease, Released, TopZero
 from collector.sessions.automated import AutomatedClients
 from collector.sessions.search import PageAlias
 from collector.sessions.sessionizer import ACTIONS, EXPOSURE, Sessionizer
+from collector.sessions.tracking import TrackingHealth
 from collector.store.query_stats import QueryStats
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
@@ -108,6 +109,7 @@ class Engine:
                 config["automated.max_repeats"], config["automated.max_silent"],
                 config["automated.client_patterns"], config["automated.human_client_patterns"],
                 config["automated.max_clients"]),
+            tracking=TrackingHealth(config["tracking.untracked_below"]),
         )
         if judgments is None and config["judgments.file"]:
             judgments = JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])

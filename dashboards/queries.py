@@ -34,6 +34,9 @@ def _count_rate(count: str, by: str, selector: str) -> str:
         operator, parts = derived
         one, other = (_count_rate(c, by, selector) for c in parts)
         return f"({one} {operator} {other})"
+    if COUNTS[count].optional:  # 0 where a collector (of an older version) does not expose it
+        return (f"({rate(COUNTS[count].sample, by, selector)} or 0 * "
+                f"{_count_rate('searches', by, selector)})")
     return rate(COUNTS[count].sample, by, selector)
 
 

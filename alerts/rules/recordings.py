@@ -91,9 +91,11 @@ class Recordings:
             one, other = (self.count(level, c, window) for c in parts)
             return self._add(count_name(level, count, window), f"{one} {operator} {other}")
         definition = COUNTS[count]
-        return self._add(count_name(level, count, window),
-                         f"sum by ({LEVELS[level]}) (rate({definition.sample}"
-                         f"{{{self.profile.deployment.selector}}}[{window}]))")
+        expr = (f"sum by ({LEVELS[level]}) (rate({definition.sample}"
+                f"{{{self.profile.deployment.selector}}}[{window}]))")
+        if definition.optional:  # 0 where a collector (of an older version) does not expose it
+            expr = f"{expr} or 0 * {self.count(level, 'searches', window)}"
+        return self._add(count_name(level, count, window), expr)
 
     def ratio(self, level: str, ratio: str, window: str) -> str:
         numerator, denominator = RATIOS[ratio].numerator, RATIOS[ratio].denominator
@@ -187,8 +189,11 @@ class Recordings:
             one, other = (self._count_of(level, c, window, source) for c in parts)
             return self._add(name, f"{one} {operator} {other}")
         _, counter, matchers = source(count)
-        return self._add(name, f"sum by ({LEVELS[level]}) (increase({counter}"
-                               f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
+        expr = (f"sum by ({LEVELS[level]}) (increase({counter}"
+                f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
+        if COUNTS[count].optional:  # 0 where a collector (of an older version) does not expose it
+            expr = f"{expr} or 0 * {self._count_of(level, 'searches', window, source)}"
+        return self._add(name, expr)
 
     def experiment_count(self, count: str, window: str) -> str:
         """An experiment count per application and variant: the sum of its buckets."""

@@ -95,6 +95,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("automated.max_clients", int, 1_000_000,
             "Clients whose recent intents are kept per engine (memory bound, ~300 bytes "
             "each); the oldest is forgotten first.", must.positive),
+    Setting("tracking.untracked_below", float, 0.1,
+            "A search with results decided without any event while its application's event "
+            "coverage over its last 128 searches is below this share of its usual coverage is "
+            "untracked (broken tracking): in no CTR, abandonment or conversion denominator. 0: "
+            "off.", must.fraction),
     Setting("events.position_base", int, 1,
             "Base of event_attributes.position.ordinal: 1 (UBI spec) or 0 (OpenSearch generator).",
             must.base),

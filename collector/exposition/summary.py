@@ -28,13 +28,13 @@ LAYOUT: tuple[str | Rate, ...] = (
     d.MEAN_TIME_TO_FIRST_CLICK, d.MRR,
     # what was not a search people meant, and whether the front ends' events arrive
     "keystroke_records", d.KEYSTROKES_PER_SEARCH, "automated_searches", d.AUTOMATED_SHARE,
-    "searches_with_events", d.EVENT_COVERAGE)
+    "searches_with_events", d.EVENT_COVERAGE, "untracked_searches")
 JUDGED_LAYOUT: tuple[str | Rate, ...] = (
     "judged_searches", d.JUDGED_NDCG_MEAN, d.JUDGED_ERR_MEAN, d.JUDGED_COVERAGE_MEAN)
 # QualitySeries attributes that are plain per-search totals (collector/definitions.py COUNTS)
 _PLAIN = ("searches", "zero_result", "clicked", "clicks", "converted", "abandoned",
           "zero_result_exits", "reciprocal_rank_sum", "judged_searches", "judged_ndcg_sum",
-          "judged_err_sum", "judged_coverage_sum", "keystrokes", "with_events")
+          "judged_err_sum", "judged_coverage_sum", "keystrokes", "with_events", "untracked")
 
 
 def summarize(totals: Mapping[str, Any], by_kind: dict[str, int]) -> dict[str, Any]:

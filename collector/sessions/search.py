@@ -30,8 +30,9 @@ KEYSTROKE = 128  # a keystroke of the next query record of its session: no searc
 REFORMULATES = 256  # it reformulates ``before`` (judged at its arrival, counted at its decision)
 CLICK_COUNTED = 512  # its first click is counted
 CONVERSION_COUNTED = 1024  # its first conversion is counted
+EARLY = 2048  # decided when the user acted on it, before its deadline (tracking reads it then)
 ACTED = CLICKED | CONVERTED | PAGED  # what the user did with it: never a keystroke
-PAGE_SHIFT = 11
+PAGE_SHIFT = 12
 
 # An exposure applied before its search's decision, for its store row then: (the event, whether
 # it is on the first page). Clicks, conversions and next pages decide their search at once.

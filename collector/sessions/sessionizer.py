@@ -55,6 +55,7 @@ from collector.sessions.search import (
     CONVERSION_COUNTED,
     CONVERTED,
     DECIDED,
+    EARLY,
     ENGAGED,
     EVENTED,
     KEYSTROKE,
@@ -65,6 +66,7 @@ from collector.sessions.search import (
     PageAlias,
     Search,
 )
+from collector.sessions.tracking import TrackingHealth
 from collector.store.query_stats import QueryRow, QueryStats
 
 CLICK = 1
@@ -100,11 +102,13 @@ class Sessionizer:
         max_edit: int = 2,
         typed_whole: frozenset[object] = frozenset(),
         automated: AutomatedClients | None = None,
+        tracking: TrackingHealth | None = None,
     ) -> None:
         """``units``: the experiments' unit tracker (collector/series/units.py);
         ``keystroke_gap_s``, ``max_edit``: the keystroke rule (docs/metrics.md, "Search
         intents"), off for the applications in ``typed_whole``; ``automated``: the clients'
-        behaviour (sessions/automated.py)."""
+        behaviour (sessions/automated.py); ``tracking``: the applications' event coverage
+        (sessions/tracking.py)."""
         self.table = table
         self.strata = strata
         self.stats = stats
@@ -120,6 +124,7 @@ class Sessionizer:
         self.max_edit = max_edit
         self.typed_whole = typed_whole  # applications whose every query record is a search
         self.automated = automated or AutomatedClients()
+        self.tracking = tracking or TrackingHealth()
         self.judged: JudgedRankings | None = None  # the judgment set, when one is loaded
         # application → IPS weight per position (collector/series/examination.py), when loaded
         self.click_weights: dict[str, tuple[float, ...]] | None = None
@@ -228,10 +233,12 @@ class Sessionizer:
         self.expiry_due.append(alias)  # its parent is tracked, so next_deadline is set already
 
     # -- a search counted, at its decision ---------------------------------------------------
-    def _count(self, search: Search, record: WireRecord) -> QualitySeries:
+    def _count(self, search: Search, record: WireRecord, flags: int) -> None:
         """An intent of a person, counted at its decision: in its series with its result count
-        (_results), latency (_latency), unit bucket (_unit) and store row (_stored); then the
-        exposures it received before (_exposure) and its reformulation of the intent before it."""
+        (_results) and latency (_latency); unless it is untracked (its application's events
+        stopped: sessions/tracking.py), in its unit bucket (_unit) and store row (_stored) with
+        the exposures it received before (_exposure), and with its outcome (_abandoned); and
+        its reformulation of the intent before it."""
         attrs = record.query_attributes
         series = search.series = self.table.get(
             record.application, attrs.variant if attrs is not None else None,
@@ -242,9 +249,28 @@ class Sessionizer:
             hits = record.query_response_objects_ids
         scored = self._results(record, attrs, series, search, hits)
         latency = self._latency(attrs, series) if attrs is not None else None
+        if not flags & (ZERO_RESULT | EARLY) and self.tracking.observe(series.application,
+                                                                         flags & EVENTED != 0):
+            series.untracked += 1
+            search.held = None
+        else:
+            self._tracked(search, record, series, flags, hits, scored, latency)
+        before = search.before
+        if before is not None:
+            search.before = None
+            if flags & REFORMULATES:
+                if not before.flags & DECIDED:  # this one was acted on before its deadline:
+                    self._decide(before)  # its session is a person's, decided as it stands
+                self._reformulated(before, search.normalized)
+
+    def _tracked(self, search: Search, record: WireRecord, series: QualitySeries, flags: int,
+                 hits: tuple[str | int, ...] | None, scored: tuple[float, float] | None,
+                 latency: float | None) -> None:
+        """What a search whose events could arrive adds besides: its unit bucket, its store
+        row and the exposures it received, whether it received any, and its outcome."""
         if series.experiment is not None:  # an experiment variant: its client's bucket
-            search.unit = self._unit(series.experiment, record.client_id, search.flags,
-                                     latency, search.ts)
+            search.unit = self._unit(series.experiment, record.client_id, flags, latency,
+                                     search.ts)
         if self.query_stats is not None:
             self._stored(search, record.client_id, hits, scored)
         held = search.held
@@ -252,14 +278,11 @@ class Sessionizer:
             search.held = None  # from now on, they count as they come
             for rec, first_page in held:
                 self._exposure(rec.event_attributes, search, first_page)
-        before = search.before
-        if before is not None:
-            search.before = None
-            if search.flags & REFORMULATES:
-                if not before.flags & DECIDED:  # this one was acted on before its deadline:
-                    self._decide(before)  # its session is a person's, decided as it stands
-                self._reformulated(before, search.normalized)
-        return series
+        if flags & EVENTED and not flags & ZERO_RESULT:
+            series.with_events += 1
+        if (not flags & (CLICKED | CONVERTED | ENGAGED)
+                and self.sessions.get(search.session_key) is search):
+            self._abandoned(search, series, flags)
 
     def _reformulated(self, before: Search, normalized: str) -> None:
         """``before`` was reformulated by the next intent, of query ``normalized``: counted by
@@ -444,7 +467,7 @@ class Sessionizer:
         is no keystroke, and its client no crawler, monitor or fleet (sessions/automated.py):
         it is decided now — counted with what it received so far — and what comes after it
         counts as it comes."""
-        search.flags = flags
+        search.flags = flags | EARLY
         if search.watch is not None:
             search.watch.acted = True
         self._decide(search)
@@ -605,9 +628,9 @@ class Sessionizer:
         return None if search.ts < ts - self.attribution_s else search
 
     def _decide(self, search: Search) -> None:
-        """A query record's decision, at its deadline: a keystroke, an automated client's
-        search, or a person's search counted with everything that happened to it so far
-        (_count) and its outcome — abandoned, a zero-result exit, or neither."""
+        """A query record's decision, at its deadline or when the user acted on it: a
+        keystroke, an automated client's search, or a person's search counted with everything
+        that happened to it so far and its outcome (_count)."""
         flags = search.flags
         search.flags = flags | DECIDED
         record = search.record
@@ -618,12 +641,7 @@ class Sessionizer:
                                                  search.ts + self.abandonment_s)) is not None:
             self._apart(search, record, reason)
         else:
-            series = self._count(search, record)
-            if flags & EVENTED and not flags & ZERO_RESULT:
-                series.with_events += 1
-            if (not flags & (CLICKED | CONVERTED | ENGAGED)
-                    and self.sessions.get(search.session_key) is search):
-                self._abandoned(search, series, flags)
+            self._count(search, record, flags)
         search.record = None  # kept until now, for its counts
 
     def _abandoned(self, search: Search, series: QualitySeries, flags: int) -> None:
@@ -663,6 +681,11 @@ class Sessionizer:
             search = due.popleft()
             if not search.flags & DECIDED:
                 self._decide(search)
+            elif search.flags & (EARLY | ZERO_RESULT) == EARLY and search.series is not None:
+                # acted on, counted at once: its event coverage is read here, in the order of
+                # the searches' times (the others' at their decision), so a burst of decisions
+                # (the end of input, a lull) never looks like events that stopped
+                self.tracking.observe(search.series.application, True)
 
     def _evict_attributed(self, horizon: float) -> None:
         """Every search and page made before ``horizon`` has had its attribution window: it

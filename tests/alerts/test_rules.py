@@ -155,7 +155,7 @@ def test_thresholds_come_from_file_environment_and_flags(tmp_path, monkeypatch):
     assert "ratio_rate5m > 0.2\n" in text and "ratio_rate5m > 0.15" not in text
     groups = yaml.safe_load(text)["groups"]
     records = {r["record"]: r["expr"] for g in groups for r in g["rules"] if "record" in r}
-    ctr = records["application:searchpulse_clicked_searches_per_searches_with_results:"
+    ctr = records["application:searchpulse_clicked_searches_per_tracked_searches_with_results:"
                   "ratio_rate6h_baseline"]
     assert re.findall(r"offset (\w+)", ctr) == ["1d", "1w"]
     coverage = records["application:searchpulse_searches_with_events_per_searches_with_results:"
@@ -303,7 +303,7 @@ def test_one_recorded_name_never_stands_for_two_expressions():
     from alerts.rules import Recordings
 
     rec = Recordings(load_profile(environ={}))
-    ratio = rec.ratio("application", "clicked_searches_per_searches_with_results", "6h")
+    ratio = rec.ratio("application", "clicked_searches_per_tracked_searches_with_results", "6h")
     rec.baseline(ratio)
     assert rec.baseline(ratio) == ratio + "_baseline"  # the same rule again: one rule
     with pytest.raises(ValueError, match="ratio_rate6h_baseline"):

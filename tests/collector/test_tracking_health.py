@@ -38,3 +38,25 @@ def test_events_without_a_search_are_counted_by_their_application(ubi, engine):
                 ubi.event("lost2", "impression", 6, application="shop"),
                 ubi.event("lost3", "click", 7)])
     assert dict(e.stats.events_without_search) == {"shop": 2, "none": 1}
+
+
+def test_a_tracking_outage_leaves_its_searches_untracked_not_abandoned(ubi, engine):
+    """An application whose events stop for 600 searches: after the recent window's collapse
+    its searches are untracked, in no CTR or abandonment denominator, and its CTR stays what
+    people do; the other application is untouched."""
+    records = []
+    for n in range(3000):
+        app, at = ("shop", "blog")[n % 2], 2.0 * n
+        records.append(ubi.query(f"q{n}", f"query {n % 50}", at, client=f"c{n}", app=app))
+        outage = app == "shop" and 1000 <= n < 2200
+        if n % 4 < 2 and not outage:  # half of the searches clicked
+            records.append(ubi.click(f"q{n}", at + 1, client=f"c{n}"))
+    e = engine(records)
+    by_app = {app: [s for s in e.table.series if s.application == app] for app in ("shop", "blog")}
+    shop = {name: sum(getattr(s, name) for s in by_app["shop"])
+            for name in ("searches", "clicked", "abandoned", "untracked")}
+    assert sum(s.untracked for s in by_app["blog"]) == 0
+    assert shop["searches"] == 1500 and 480 <= shop["untracked"] <= 600  # the outage's 600
+    tracked = shop["searches"] - shop["untracked"]
+    assert shop["clicked"] + shop["abandoned"] == tracked  # each tracked one clicked or not
+    assert abs(shop["clicked"] / tracked - 0.5) < 0.08  # CTR ~ what people did, not 0.3

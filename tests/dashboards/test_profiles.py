@@ -184,8 +184,8 @@ def test_the_experiment_design_the_rules_and_panels_read_is_the_report_s(tmp_pat
     assert "baseline 80%, treatment 20%" in \
         alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
     assert "last 1h" in alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
-    low = records["application_variant:searchpulse_clicked_searches_per_searches_with_results:"
-                  "clustered_low_increase1h"]
+    low = records["application_variant:searchpulse_clicked_searches_per_tracked_searches_"
+                  "with_results:clustered_low_increase1h"]
     assert repr(t_quantile(15)) in low
     panels = {p["title"]: p for p in boards_of(out / "dashboards")["experiments"]["panels"]}
     guardrail = panels["Zero-result rate difference from the control"]["description"]

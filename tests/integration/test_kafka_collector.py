@@ -387,7 +387,8 @@ def test_an_idle_topic_counts_every_record_and_decides_every_outcome_by_the_wall
     time follows the wall clock every outcome is decided — equal to a replay of the same log
     with the same (short) windows."""
     windows = {"windows.abandonment_s": 4.0, "windows.reformulation_s": 4.0,
-               "windows.attribution_s": 8.0}
+               "windows.attribution_s": 8.0, "intents.keystroke_gap_s": 2.0,
+               "automated.window_s": 12.0}
     spec = SimulationSpec(seed=16, sessions=400, sessions_per_second=1 / 540)
     run = Run(kafka[0], tmp_path, sessions=0, spec=spec, tail=False)
     produced = time.monotonic()

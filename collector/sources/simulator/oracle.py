@@ -162,7 +162,7 @@ class _Totals:
     FIELDS = ("searches", "zero_result", "clicked", "clicks", "converted", "abandoned",
               "zero_result_exits", "time_to_first_click_sum", "first_clicks",
               "reciprocal_rank_sum", "ranked_clicked", "keystrokes", "automated_searches",
-              "with_events")
+              "with_events", "untracked")  # untracked: 0, people's truth: what they did
 
     def __init__(self) -> None:
         for name in self.FIELDS:
