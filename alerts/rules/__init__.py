@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from alerts.config import AlertRow, Profile
+from alerts.config import AlertRow, Profile, seconds
 from alerts.rules import experiments, judged, pipeline, quality, traffic  # register builders
 from alerts.rules.recordings import (
     BUILDERS,
@@ -40,10 +40,11 @@ def alert_rule(profile: Profile, row: AlertRow, built: Built) -> Rule:
     panel = f"{profile.deployment.grafana_base}/d/{built.dashboard}?viewPanel={PANELS[built.panel]}"
     if built.per_application:
         panel += "&var-application={{ $labels.application }}"
+    hold = profile.duration(row.for_)
     return {
         "alert": row.name,
         "expr": built.expr,
-        "for": profile.duration(row.for_),
+        **({"for": hold} if seconds(hold) else {}),  # `for: 0s` is Prometheus' default
         "keep_firing_for": profile.duration(row.keep_firing_for),
         "labels": {"severity": row.severity, "service": "searchpulse", "kind": built.kind},
         "annotations": {

@@ -32,6 +32,7 @@ def collector(checkpoints: FlakyCheckpoints) -> KafkaCollector:
     """The rebalance bookkeeping alone: no clients, no engines."""
     c = KafkaCollector.__new__(KafkaCollector)
     c.parts, c._changes, c.health, c.connected = {}, deque(), Counter(), True
+    c.waiting, c.held = set(), False
     c.checkpoints = checkpoints
     c._assign = lambda tp: c.parts.__setitem__(tp, f"engine of {tp.partition}")
     return c

@@ -14,7 +14,9 @@ its own). Delivery (docs/delivery.md):
   what the replay counted (those effects are in the checkpointed counters): nothing twice;
 * per-query aggregates (with ``store.url``) go to the store every ``store.flush_interval_s``, in
   one database transaction with each partition's [C, H]: on assignment the partition also
-  replays from the store's C and drops the aggregates it rebuilt before the store's H.
+  replays from the store's C and drops the aggregates it rebuilt before the store's H. A store
+  that holds nothing of a partition records where it starts counting it, at once; while the
+  store cannot say (it is away), the partition waits, paused, and is set up once it answers.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from kafka.structs import OffsetAndMetadata
 
 from collector.config import Config
 from collector.engine import Engine
+from collector.errors import StoreUnavailable
 from collector.exposition.view import View, merge_views, view_from_dict, view_to_dict
 from collector.ingest import accounting as acc
 from collector.series.examination import ExaminationFile
@@ -71,6 +74,8 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.release = QueryRelease.from_config(config)  # top queries of all partitions
         self.consumed: Counter[str] = Counter()
         self.connected = False
+        self.waiting: set[TopicPartition] = set()  # assigned, paused until the store answers
+        self.held = False  # every partition paused: the store's rows fill memory and disk
         # one judgment set for every partition's engine (loaded once, reloaded on change)
         self.judgments = (JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
                           if config["judgments.file"] else None)
@@ -105,11 +110,12 @@ class KafkaCollector(ConsumerRebalanceListener):
             batches = self._poll()
             if batches is None:
                 continue
-            self._feed(batches, fresh=self._apply_changes())
+            self._feed(batches, fresh=self._apply_changes() | self._place_waiting())
             now = time.monotonic()
             if now >= next_checkpoint:
                 self._advance_idle(now)
                 self.flush_aggregates()
+                self._hold()
                 self.checkpoint()
                 next_checkpoint = now + interval
         self._shutdown()
@@ -176,14 +182,30 @@ class KafkaCollector(ConsumerRebalanceListener):
         A partition still replaying neither flushes nor moves its stored offsets."""
         if self.writer is None:
             return
-        parts = {tp: p for tp, p in self.parts.items()
+        self.writer.settle(block=False)  # a write that landed meanwhile ends an outage now
+        parts = {(tp.topic, tp.partition): p for tp, p in self.parts.items()
                  if not p.replaying and p.query_stats is not None}
-        stats = [p.query_stats for p in parts.values()]
-        if not parts or not (force or self.writer.due(stats)):
+        stats = {key: p.query_stats for key, p in parts.items()}
+        if not parts or not (force or self.writer.due(stats.values())):
             return
-        offsets = {(tp.topic, tp.partition): (p.safe_offset(), p.next_offset)
-                   for tp, p in parts.items()}
+        offsets = {key: (p.safe_offset(), p.next_offset) for key, p in parts.items()}
         self.writer.flush(stats, offsets, self.config["kafka.group_id"], wait=force)
+
+    def _hold(self) -> None:
+        """While the store is away with its rows at the memory bound and the spill failing
+        (``StoreWriter.full``), nothing more is read: every partition pauses until the store
+        or the spill takes them (the loop still polls: the group keeps its members)."""
+        full = self.writer is not None and self.writer.full
+        if full == self.held:
+            return
+        self.held = full
+        live = [tp for tp in self.parts if tp not in self.waiting]
+        if full:
+            log.error("store away and its rows cannot be spilled: reading paused")
+            self.consumer.pause(*live)
+        else:
+            log.warning("the store or the spill takes rows again: reading resumed")
+            self.consumer.resume(*live)
 
     def checkpoint(self, timeout_s: float | None = None) -> bool:
         """Persist counts with the offsets they cover, commit the safe offsets, then expose.
@@ -246,7 +268,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             change, tps = self._changes.popleft()
             if change == "revoked":
                 self.health["rebalances"] += 1
-                self._retire([tp for tp in tps if tp in self.parts])
+                self._retire(list(tps))
                 assigned -= tps
                 continue
             new = [tp for tp in tps if tp not in self.parts]
@@ -255,8 +277,8 @@ class KafkaCollector(ConsumerRebalanceListener):
                     self.checkpoints.load()
                     loaded = True
                 for tp in new:
-                    self._assign(tp)
-                    assigned.add(tp)
+                    if self._place(tp):
+                        assigned.add(tp)
             except KafkaError as error:
                 # The brokers went away mid-rebalance: the partitions not yet set up are set
                 # up after a later poll succeeds. Their records fetched meanwhile are skipped
@@ -267,8 +289,52 @@ class KafkaCollector(ConsumerRebalanceListener):
             self.health["rebalances"] += 1
         return assigned
 
+    def _place(self, tp: TopicPartition) -> bool:
+        """Set up an assigned partition; False while the store cannot say where its rows
+        stand (StoreUnavailable): the partition waits, paused, for ``_place_waiting``."""
+        try:
+            self._assign(tp)
+        except StoreUnavailable as error:
+            if tp not in self.waiting:
+                self.waiting.add(tp)
+                self.consumer.pause(tp)
+                log.warning("partition %s:%d waits for the store to say where its rows stand "
+                            "(%s)", tp.topic, tp.partition, error)
+            return False
+        if tp in self.waiting:
+            self.waiting.discard(tp)
+            log.info("partition %s:%d: the store answered", tp.topic, tp.partition)
+            if not self.held:
+                self.consumer.resume(tp)
+        elif self.held:
+            self.consumer.pause(tp)
+        return True
+
+    def _place_waiting(self) -> set[TopicPartition]:
+        """The partitions waiting for the store, set up once its backoff allows a try;
+        returns those set up now."""
+        if not self.waiting or self.writer is None or not self.writer.retry_due():
+            return set()
+        placed = set()
+        try:
+            for tp in sorted(self.waiting):
+                if self._place(tp):
+                    placed.add(tp)
+                else:
+                    break  # the store is still away: the others wait for the next try
+        except KafkaError as error:
+            self._set_connected(False, error)
+        return placed
+
     def _retire(self, tps: list[TopicPartition]) -> None:
-        """What revoked partitions had checkpointed stays in this instance's counters."""
+        """What revoked partitions had checkpointed stays in this instance's counters; their
+        rows waiting for the store are dropped (their next owner counts them from the
+        store's offsets)."""
+        for tp in tps:
+            self.waiting.discard(tp)
+            if self.writer is not None:
+                self.writer.forget((tp.topic, tp.partition))
+        tps = [tp for tp in tps if tp in self.parts]
         if not tps:
             return
         done = [p.checkpointed for p in (self.parts.pop(tp) for tp in tps) if p.checkpointed]
@@ -279,14 +345,21 @@ class KafkaCollector(ConsumerRebalanceListener):
         log.info("partitions revoked: %s", ", ".join(f"{t.topic}:{t.partition}" for t in tps))
 
     def _assign(self, tp: TopicPartition) -> None:
+        """The partition's engine, at the older of the checkpoint's and the store's safe
+        offsets; raises StoreUnavailable while the store cannot say where its rows stand."""
         start, high = self._start_offsets(tp)
         stats_until = high
-        if self.writer is not None:
-            stored = self.writer.offsets(self.config["kafka.group_id"]).get(
-                (tp.topic, tp.partition))
-            if stored is not None:  # the store may be ahead of or behind the checkpoint
-                start = stored[0] if start is None else min(start, stored[0])
-                stats_until = stored[1]
+        if self.writer is not None:  # the store may be ahead of or behind the checkpoint
+            group, key = self.config["kafka.group_id"], (tp.topic, tp.partition)
+            stored = self.writer.offsets(group).get(key)
+            if stored is None:  # it counts the partition from where it starts now, recorded
+                # at once: a restart before its first flush knows it (and does not take the
+                # checkpoint's high offset for the store's)
+                if start is None:
+                    start = self.consumer.beginning_offsets([tp])[tp]
+                stored = self.writer.record_start(group, key, start)
+            start = stored[0] if start is None else min(start, stored[0])
+            stats_until = stored[1]
         if start is None:
             start = self.consumer.beginning_offsets([tp])[tp]
         self.consumer.seek(tp, start)
@@ -340,6 +413,9 @@ class KafkaCollector(ConsumerRebalanceListener):
 
     def ready(self) -> tuple[bool, str]:
         parts = dict(self.parts)  # one atomic copy: the loop thread may be rebalancing
+        if self.waiting:
+            return False, "waiting for the store: " + ", ".join(
+                f"{t.topic}:{t.partition}" for t in sorted(self.waiting))
         if not parts:
             return False, "no partition assigned"
         replaying = [f"{t.topic}:{t.partition}" for t, p in parts.items() if p.replaying]
