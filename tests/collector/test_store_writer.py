@@ -16,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from collector.config import load_config
 from collector.errors import StoreError, StoreUnavailable
+from collector.replay import replay
 from collector.store import query_store
 from collector.store.query_stats import QueryStats
 from collector.store.query_store import QueryStore, open_store
@@ -318,3 +320,11 @@ def test_spill_files_are_scratch(tmp_path):
     assert [key for key, _ in segment.read(frozenset({2}))] == [(DAY, "web", "c")]
     assert list(Path(tmp_path).iterdir()) == []
     segment.close()
+
+
+def test_replay_waits_store_wait_s_for_a_store_that_is_away_then_names_it(tmp_path):
+    log = tmp_path / "ubi.jsonl"
+    log.write_text('{"query_id": "q1", "user_query": "tent", "timestamp": 1767600000000}\n')
+    config = load_config(environ={}, overrides={"store.wait_s": 0})
+    with pytest.raises(StoreUnavailable, match=r"unable to open.*store.wait_s = 0 s"):
+        replay([str(log)], config, store=f"sqlite:///{tmp_path / 'no' / 'such' / 'x.db'}")

@@ -293,6 +293,8 @@ class KafkaCollector(ConsumerRebalanceListener):
         """Set up an assigned partition; False while the store cannot say where its rows
         stand (StoreUnavailable): the partition waits, paused, for ``_place_waiting``."""
         try:
+            if self.writer is not None and not self.writer.retry_due():  # its backoff
+                raise StoreUnavailable(f"store {self.writer.url_shown}: away")
             self._assign(tp)
         except StoreUnavailable as error:
             if tp not in self.waiting:
