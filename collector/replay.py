@@ -47,15 +47,16 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     crash finishes the replay, and records the store holds are not counted again (the
     summary's ``already_in_store``). An input that cannot be read to its end stops the input
     there; everything read before is counted, flushed and written as usual, and the summary's
-    ``input_error`` names the file. A store that is away is waited for (``store.wait_s``) at
-    the start and at the end; in between its rows wait (store_writer.py)."""
+    ``input_error`` names the file. The store must answer at the start (nothing is read
+    before); one that goes away later is waited for: its rows wait (store_writer.py), and at
+    the end the replay waits up to ``store.wait_s`` for it."""
     dead_letters = DeadLetterFile(dlq) if dlq else None
     writer = StoreWriter.from_config(config, store)
     try:
         inputs = open_inputs(paths, digest=writer is not None)
         tracker = None
         if writer is not None:
-            writer.wait_for_store(config["store.wait_s"])
+            writer.connect()
             _refuse_legacy(writer, paths)
             tracker = _mismatch_refused(writer, lambda: ReplayProgress(
                 inputs, writer.inputs()))

@@ -161,8 +161,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Directory of the files rows spill to while the store is away (deleted when "
             "written, or when the process ends); empty: the system's temporary directory."),
     Setting("store.wait_s", float, 300.0,
-            "Seconds `replay` waits for a store that is away, at its start and before its "
-            "end, before it stops with an error (the same command then resumes).",
+            "Seconds `replay`, at its end, waits for a store that went away while it read, "
+            "before it stops with an error (the same command then resumes).",
             must.non_negative),
     Setting("store.shown_depth", int, 10,
             "Documents counted as shown per search (its first result positions), and kept per "

@@ -400,19 +400,10 @@ class StoreWriter:
         self._read(lambda store: store.add((), {source: (start, start)}, group))
         return start, start
 
-    def wait_for_store(self, timeout_s: float) -> None:
-        """Until the store answers, trying with its backoff for at most ``timeout_s``; raises
-        StoreUnavailable, naming the setting, if it does not (replay's start)."""
-        deadline = self.clock() + timeout_s
-        while True:
-            try:
-                self._ready()
-                return
-            except StoreUnavailable as error:
-                if self._retry_at > deadline:
-                    raise StoreUnavailable(f"{error} (still away after store.wait_s = "
-                                           f"{timeout_s:g} s)") from None
-                time.sleep(max(0.0, self._retry_at - self.clock()))
+    def connect(self) -> None:
+        """The store opened now, or StoreUnavailable (replay's start: nothing is read
+        before it answers)."""
+        self._ready()
 
     def close(self) -> None:
         self.settle()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from collector.store import query_store
 from collector.store.query_stats import QueryStats
 from collector.store.query_store import QueryStore, open_store
 from collector.store.store_writer import StoreWriter
+from tests.collector.test_basic_auth import Clock
 
 DAY = 20_000  # a day number: every row of these tests is on it
 P0, P1 = ("ubi", 0), ("ubi", 1)
@@ -65,14 +68,6 @@ class Database:
             return Counter({row["query"]: row["searches"] for row in store.rows()})
         finally:
             store.close()
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -322,9 +317,48 @@ def test_spill_files_are_scratch(tmp_path):
     segment.close()
 
 
-def test_replay_waits_store_wait_s_for_a_store_that_is_away_then_names_it(tmp_path):
+def _locked_replay(tmp_path, monkeypatch, wait_s: float, release_after_s: float | None):
+    """A replay into a SQLite file whose write lock another connection holds (from before
+    its first flush), released after ``release_after_s`` (None: never)."""
+    monkeypatch.setattr(query_store, "BUSY_TIMEOUT_S", 0.05)
+    log = tmp_path / "ubi.jsonl"
+    log.write_text("".join(
+        f'{{"query_id": "q{i}", "user_query": "tent", "client_id": "c{i}", '
+        f'"timestamp": {1767600000000 + 1000 * i}}}\n' for i in range(50)))
+    path = tmp_path / "aggregates.db"
+    store = open_store(f"sqlite:///{path}")  # a store holding a day already: opening it
+    store.add(stats("earlier").drain().items())  # needs no write (an empty one does)
+    store.close()
+    lock = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    lock.execute("BEGIN IMMEDIATE")
+    if release_after_s is not None:
+        threading.Timer(release_after_s, lambda: lock.execute("ROLLBACK")).start()
+    config = load_config(environ={}, overrides={"store.wait_s": wait_s})
+    try:
+        return replay([str(log)], config, store=f"sqlite:///{path}"), path
+    finally:
+        if release_after_s is None:
+            lock.execute("ROLLBACK")
+
+
+def test_replay_waits_store_wait_s_at_its_end_for_a_store_gone_away(tmp_path, monkeypatch):
+    summary, path = _locked_replay(tmp_path, monkeypatch, wait_s=30, release_after_s=1.5)
+    assert summary["searches"] == 50
+    store = open_store(f"sqlite:///{path}")
+    assert {row["query"]: row["searches"] for row in store.rows()}["tent"] == 50
+    store.close()
+
+
+def test_replay_names_a_store_still_away_after_store_wait_s(tmp_path, monkeypatch):
+    with pytest.raises(StoreError, match=r"rows not written \(store.wait_s = 0\)"):
+        _locked_replay(tmp_path, monkeypatch, wait_s=0, release_after_s=None)
+
+
+def test_replay_into_a_store_that_does_not_answer_at_its_start_fails_at_once(tmp_path):
     log = tmp_path / "ubi.jsonl"
     log.write_text('{"query_id": "q1", "user_query": "tent", "timestamp": 1767600000000}\n')
-    config = load_config(environ={}, overrides={"store.wait_s": 0})
-    with pytest.raises(StoreUnavailable, match=r"unable to open.*store.wait_s = 0 s"):
-        replay([str(log)], config, store=f"sqlite:///{tmp_path / 'no' / 'such' / 'x.db'}")
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable, match="unable to open"):
+        replay([str(log)], load_config(environ={}),
+               store=f"sqlite:///{tmp_path / 'no' / 'such' / 'x.db'}")
+    assert time.monotonic() - started < 5
