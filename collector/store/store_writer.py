@@ -133,7 +133,8 @@ class StoreWriter:
             rows = source_stats.drain()
             if rows:
                 sid = self._source_id(source)
-                self._pending[sid] = merge_rows(self._pending.get(sid, {}), rows)
+                waiting = self._pending.get(sid)
+                self._pending[sid] = rows if waiting is None else merge_rows(waiting, rows)
         if offsets:
             self._offsets.update(offsets)
             self._group = group
