@@ -41,7 +41,8 @@ PROFILES = {
          "SEARCHPULSE_ALERTS_THRESHOLDS_EVENT_STALENESS_S_CRITICAL": "1200"},
         ["--set", "alerts.windows.ticket_short=1h",
          "--set", "alerts.thresholds.known_item_zero_result_rate_critical=0.1",
-         "--set", "alerts.thresholds.latency_quantile=0.999"]),
+         "--set", "alerts.thresholds.latency_quantile=0.999",
+         "--set", "alerts.thresholds.event_coverage_floor=0.1"]),
     "experiment design moved": (
         "[experiments]\ncontrol_variant = 'baseline'\nsplit = ['baseline=0.8', 'treatment=0.2']\n",
         {"SEARCHPULSE_EXPERIMENTS_GUARDRAIL_ZERO_RESULT_MARGIN": "0.02"},
@@ -85,8 +86,10 @@ def panel_series(board: dict) -> set[str]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> set[str]:
     """The series a collector exports: a replay's final exposition (judged, debiased,
-    interleaved and invalid traffic: every family has samples), the Kafka consumer's health
-    and the store writer's (their collectors over stand-ins of their sources)."""
+    interleaved and invalid traffic: nearly every family has samples; a gauge or counter it
+    declares without one — lag per partition, events without a search in a log with no such
+    event — counts too), the Kafka consumer's health and the store writer's (their collectors
+    over stand-ins of their sources)."""
     work = tmp_path_factory.mktemp("exported")
     cli = [sys.executable, "-m", "collector.cli"]
     subprocess.run([*cli, "simulate", "--sessions", "400", "--out", "ubi.jsonl", "--truth",
@@ -108,8 +111,8 @@ def exported(tmp_path_factory) -> set[str]:
     text = (work / "final.prom").read_text() + generate_latest(registry).decode()
     samples = {line.split()[0].split("{")[0] for line in text.splitlines()
                if line and not line.startswith("#")}
-    gauges = set(re.findall(r"^# TYPE (\S+) gauge$", text, re.M))  # none yet: lag per partition
-    return samples | gauges | PROMETHEUS_SERIES
+    declared = set(re.findall(r"^# TYPE (\S+) (?:gauge|counter)$", text, re.M))
+    return samples | declared | PROMETHEUS_SERIES
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -149,6 +152,11 @@ def test_thresholds_drawn_are_the_ones_that_page(tmp_path, monkeypatch):
     assert re.findall(r":p99_9_rate(\w+) > ([\d.]+)",
                       alerts[("SearchLatencyHigh", "warning")]) == [("5m", "0.4"), ("2h", "0.4")]
     assert _drawn(_panel(health, "Freshness")) == [1200]
+    for title in ("Event coverage", "Event coverage by application"):
+        assert _drawn(_panel(overview, title)) == [0.1], title
+    assert "ratio_rate2h < 0.1\n" in alerts[("SearchTrackingBroken", "critical")]
+    assert "the median of the same 2h window 1d, 1w, 2w, 3w earlier" in \
+        _panel(overview, "Event coverage by application")["description"]
     assert "> 1200\n" in alerts[("SearchpulseEventsStale", "critical")]
     experiments = {p["title"]: p for p in boards["experiments"]["panels"]}
     assert "Latency p99.9 by variant" in experiments
