@@ -79,9 +79,16 @@ class PostgresServer:
 
     def halt(self) -> None:
         """Stop the server as an outage would (fast shutdown: every connection is closed),
-        keeping its data: ``resume`` starts it again on the same port."""
+        keeping its data: ``resume`` starts it again on the same port. ``pg_ctl`` signals the
+        postmaster itself and waits until it is gone (as root, ``runuser`` stands between:
+        a signal to it would reach the postmaster as a smart shutdown, which waits for every
+        client, and then kill it, leaving its lock file)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(2)  # SIGINT: fast shutdown
+            try:
+                self._run("pg_ctl", "stop", "-D", str(self.workdir / "data"), "-m", "fast",
+                          "-w", "-t", "15")
+            except subprocess.CalledProcessError:
+                self.process.send_signal(2)  # SIGINT: fast shutdown
         terminate(self.process, 15.0)
 
     def resume(self, timeout: float = 30.0) -> PostgresServer:
