@@ -210,6 +210,11 @@ INVALID_RECORDS = Family(PREFIX + "invalid_records_total", "counter",
 DEAD_LETTERED_RECORDS = Family(PREFIX + "dead_lettered_records_total", "counter",
                                "Records written to the dead-letter destination, by reason.",
                                ("reason",))
+REPEATED_RECORDS = Family(
+    PREFIX + "repeated_records_total", "counter",
+    "Records of a replayed input that repeat an earlier range of the same input (a log "
+    "concatenated with itself, a rotation that copied lines into the next file): recognised "
+    "and not counted again.")
 # (family, the ``PipelineStats`` attribute of its counts by reason)
 PIPELINE_REASONS = (
     (INVALID_RECORDS, "invalid"),
@@ -249,7 +254,8 @@ STATE_GAUGES = tuple(
         ("watermark_timestamp_seconds",
          "Event time up to which outcomes are decided (Unix seconds)."),
         ("open_sessions", "Sessions with at least one search still attributable."),
-        ("pending_searches", "Searches whose abandonment / zero-result exit is not decided yet."),
+        ("pending_searches",
+         "Query records not decided yet: searches are counted at their decision."),
         ("tracked_searches", "Searches and result pages still attributable (in memory)."),
         ("buffered_records", "Records waiting in the event-time ordering buffer."),
     ))
@@ -308,6 +314,10 @@ KAFKA_COUNTS = (
      "commit_failures"),
     (Family(PREFIX + "kafka_rebalances_total", "counter", "Partition assignment changes."),
      "rebalances"),
+    (Family(PREFIX + "kafka_topic_recreations_total", "counter",
+            "Topics found recreated under their name (another Kafka topic id than the one the "
+            "checkpoint or the store holds): the old topic's offsets are not applied to the "
+            "new one."), "topic_recreations"),
 )
 KAFKA_ASSIGNED = Family(PREFIX + "kafka_assigned_partitions", "gauge", "Partitions assigned.")
 KAFKA_REPLAYING = Family(PREFIX + "kafka_replaying_partitions", "gauge",
@@ -330,7 +340,7 @@ FAMILIES = (
     DEBIASED_CLICKS, INTERLEAVING_WINS, INTERLEAVING_TIES, INTERLEAVING_UNATTRIBUTED,
     EXPERIMENT_UNITS, EXPERIMENT_WITHOUT_CLIENT_ID, *BUCKET_COUNTS,
     EXPERIMENT_INTERLEAVING_WINS, EXPERIMENT_INTERLEAVING_TIES,
-    RECORDS, *(family for family, _ in PIPELINE_REASONS), CLIENT_CLOCK_OFFSET,
+    RECORDS, REPEATED_RECORDS, *(family for family, _ in PIPELINE_REASONS), CLIENT_CLOCK_OFFSET,
     LABEL_VALUES_FOLDED, *(family for family, _ in STATE_GAUGES), TOP_ZERO_RESULT_QUERIES,
     TOP_ZERO_RESULT_QUERIES_WITHHELD, BUILD_INFO,
     STORE_FLUSHES, STORE_FLUSH_FAILURES, STORE_ROWS_WRITTEN, STORE_ROWS_WAITING,

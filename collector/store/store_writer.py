@@ -40,7 +40,13 @@ from collector import definitions as d
 from collector.errors import StoreError, StoreUnavailable
 from collector.privacy.redaction import redact
 from collector.store.query_stats import Key, QueryRow, QueryStats, merge_rows
-from collector.store.query_store import InputMark, Offsets, QueryStore, open_store
+from collector.store.query_store import (
+    InputMark,
+    Offsets,
+    QueryStore,
+    TopicIds,
+    open_store,
+)
 from collector.store.spill import Segment
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
@@ -91,6 +97,7 @@ class StoreWriter:
         self._batch_segments: list[Segment] = []  # those the write in flight holds
         self._offsets: Offsets = {}  # newest positions of every live Kafka source
         self._group = ""
+        self._topic_ids: TopicIds = {}  # topic → its Kafka topic id, where known
         self._inputs: list[InputMark] = []  # newest positions of a replay's inputs
         self._dirty = False  # positions or rows no write holds yet
         self._memory = self._in_flight = self.spilled = 0  # rows, for /metrics
@@ -120,14 +127,15 @@ class StoreWriter:
 
     # -- flushing ---------------------------------------------------------------------------
     def flush(self, stats: Mapping[Hashable, QueryStats], offsets: Offsets | None = None,
-              group: str = "", wait: bool = False, inputs: list[InputMark] | None = None
-              ) -> bool:
+              group: str = "", wait: bool = False, inputs: list[InputMark] | None = None,
+              topic_ids: TopicIds | None = None) -> bool:
         """Drain every source's rows (``stats`` by source: for Kafka the partition, the key
         of its ``offsets``) and write them, with every row still waiting and the newest
-        offsets or input positions, in one transaction on the writer thread — now, or once
-        the store's backoff allows while it is away. ``wait``: until that write is done,
-        whatever the backoff (one attempt). Returns False when the write collected (or, with
-        ``wait``, this one) failed: its rows wait, and the next write covers them."""
+        offsets (with their topics' ids) or input positions, in one transaction on the writer
+        thread — now, or once the store's backoff allows while it is away. ``wait``: until
+        that write is done, whatever the backoff (one attempt). Returns False when the write
+        collected (or, with ``wait``, this one) failed: its rows wait, and the next write
+        covers them."""
         ok = self.settle(block=self.outage is None)
         for source, source_stats in stats.items():
             rows = source_stats.drain()
@@ -138,6 +146,8 @@ class StoreWriter:
         if offsets:
             self._offsets.update(offsets)
             self._group = group
+        if topic_ids:
+            self._topic_ids.update(topic_ids)
         if inputs is not None:
             self._inputs = inputs
         self._dirty = True
@@ -215,19 +225,21 @@ class StoreWriter:
         live = frozenset(self._sources.values())
         self._inflight = self._thread.submit(
             self._write, [rows for sid, rows in batch.items() if sid in live],
-            self._batch_segments, live, dict(self._offsets), self._group, list(self._inputs))
+            self._batch_segments, live, dict(self._offsets), self._group, list(self._inputs),
+            dict(self._topic_ids))
         self._dirty = False
         self._count()
 
     def _write(self, batch: list[Rows], segments: list[Segment], live: frozenset[int],
-               offsets: Offsets, group: str, inputs: list[InputMark]) -> int:
+               offsets: Offsets, group: str, inputs: list[InputMark],
+               topic_ids: TopicIds) -> int:
         """On the writer thread: the store (opened anew after a failure), then one
         transaction; returns the rows written."""
         if self.store is None or self._reopen:
             self._reopen_store()
         merged = _merged(batch)
         if not segments:  # the normal path: no outage
-            self.store.add(merged, offsets or None, group, inputs)
+            self.store.add(merged, offsets or None, group, inputs, topic_ids)
             return len(merged)
         spilled = sum(n for segment in segments for sid, n in segment.per_source.items()
                       if sid in live)
@@ -242,7 +254,7 @@ class StoreWriter:
                                  "there") from None
             yield from merged
 
-        self.store.add(rows(), offsets or None, group, inputs)
+        self.store.add(rows(), offsets or None, group, inputs, topic_ids)
         return spilled + len(merged)
 
     def _reopen_store(self) -> None:
@@ -389,16 +401,26 @@ class StoreWriter:
         StoreUnavailable while the store is away."""
         return self._read(lambda store: store.offsets(group))  # type: ignore[return-value]
 
+    def topic_ids(self, group: str) -> dict[tuple[str, int], str]:
+        """The topic ids of the stored offsets, once the write in flight has landed; raises
+        StoreUnavailable while the store is away."""
+        return self._read(lambda store: store.topic_ids(group))  # type: ignore[return-value]
+
     def inputs(self) -> dict[str, InputMark]:
         """How far replays got in the inputs the store holds (replay_progress.py)."""
         return self._read(lambda store: store.inputs())  # type: ignore[return-value]
 
-    def record_start(self, group: str, source: tuple[str, int], start: int
-                     ) -> tuple[int, int]:
+    def record_start(self, group: str, source: tuple[str, int], start: int,
+                     topic_ids: TopicIds | None = None) -> tuple[int, int]:
         """For a partition the store holds nothing of: it counts it from ``start`` on, and
-        records (start, start) now (nothing before is, or will be, in it); raises
-        StoreUnavailable."""
-        self._read(lambda store: store.add((), {source: (start, start)}, group))
+        records (start, start) now, with its topic's id (nothing before is, or will be, in
+        it); raises StoreUnavailable."""
+        self._read(lambda store: store.add((), {source: (start, start)}, group,
+                                           topic_ids=topic_ids))
+        if source in self._offsets:  # rows of a topic gone (created again) still waiting:
+            self._offsets[source] = (start, start)  # written with the new topic's start
+        if topic_ids:
+            self._topic_ids.update(topic_ids)
         return start, start
 
     def connect(self) -> None:

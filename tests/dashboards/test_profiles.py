@@ -104,7 +104,8 @@ def exported(tmp_path_factory) -> set[str]:
     registry = CollectorRegistry()
     registry.register(KafkaHealthCollector(SimpleNamespace(
         parts={}, lag=lambda assigned: {}, consumed={"ubi": 1}, connected=True,
-        health={"commits": 1, "commit_failures": 0, "rebalances": 0})))
+        health={"commits": 1, "commit_failures": 0, "rebalances": 0,
+                "topic_recreations": 0})))
     registry.register(StoreHealthCollector(SimpleNamespace(
         flushes=1, failures=0, rows_written=1, waiting=0, spilled=0, spill_failures=0,
         away_s=0.0)))

@@ -146,13 +146,25 @@ class Run:
         self.workdir = workdir
         self.topic = f"ubi-{uuid.uuid4().hex[:8]}"
         self.group = f"g-{self.topic}"
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-        admin.create_topics([NewTopic(self.topic, partitions, 1)])
-        admin.close()
+        self.partitions = partitions
+        self.create_topic()
         simulator = Simulator(spec or SimulationSpec(seed=seed, sessions=sessions))
         self.strata = workdir / "strata.csv"
         self.strata.write_text(simulator.strata_csv())
-        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, acks="all")
+        self.truth = self.produce(simulator, invalid, tail, timestamps, transform)
+        self.records = len(self.log) + len(invalid)
+
+    def create_topic(self) -> None:
+        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap)
+        admin.create_topics([NewTopic(self.topic, self.partitions, 1)])
+        admin.close()
+
+    def produce(self, simulator: Simulator, invalid: list[bytes] = (), tail: bool = True,
+                timestamps: bool = False, transform: Callable[[bytes], bytes] | None = None
+                ) -> dict:
+        """The simulator's records (and ``invalid`` ones among them, and the trailing
+        traffic) on the topic; returns its ground truth."""
+        producer = KafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=20, acks="all")
         timed = [(delivery, transform(raw) if transform else raw)
                  for delivery, raw in simulator.timed_records()]
         records = [raw for _, raw in timed]
@@ -170,8 +182,7 @@ class Run:
             self.produce_tail(producer)
         producer.flush()
         producer.close()
-        self.truth = simulator.truth.summary()
-        self.records = len(records) + len(invalid)
+        return simulator.truth.summary()
 
     def produce_tail(self, producer: KafkaProducer | None = None) -> None:
         """The trailing traffic (once): every window of the log closes as it is applied."""
