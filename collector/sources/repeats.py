@@ -13,7 +13,9 @@ behind them).
 How, at the cost of one hash a record: the 64-bit hash of every record (Python's hash of its
 bytes, computed in C for a whole batch) is kept in an array, 8 bytes a record, for the first
 ``REMEMBERED`` records; every ``ANCHOR_EVERY``-th position is an **anchor** (its hash → its
-position). A batch none of whose records equals an anchor (three C calls) is decided at once.
+latest position, and each anchor position → the one before it of the same hash, for records
+that a repeat already put at several anchors: ``ALIGNMENTS`` of them are tried, newest first).
+A batch none of whose records equals an anchor (three C calls) is decided at once.
 A record equal to an anchor starts a candidate run, extended backwards over the records not yet
 decided and forwards while each next record equals the next one of the earlier run. Since any
 range of ``RANGE_MIN`` (= ``ANCHOR_EVERY``) records of the earlier run holds an anchor, every
@@ -34,6 +36,7 @@ ANCHOR_EVERY = 64
 RANGE_MIN = ANCHOR_EVERY  # records: a repeat shorter than this is not a range
 HOLD = ANCHOR_EVERY - 1  # records read that wait for the next ones before they are decided
 REMEMBERED = 1 << 24  # records whose hash is kept (128 MiB): a range repeating a later one
+ALIGNMENTS = 16  # anchor positions of one hash a record equal to it is tried against
 # is not recognised (a log of more than 16.7 million records, repeated whole, still is)
 
 Run = tuple[bool, list[bytes]]  # (repeated, records): decided records in input order
@@ -54,6 +57,7 @@ class Repeats:
     def __init__(self) -> None:
         self.hashes = array("q")  # of every record at a position < REMEMBERED
         self.anchors: dict[int, int] = {}  # hash → the latest anchor position holding it
+        self.earlier: dict[int, int] = {}  # anchor position → the one before it, same hash
         self.pushed = 0  # records pushed
         self.decided = 0  # records decided (the waiting ones follow)
         self.waiting: list[bytes] = []
@@ -104,10 +108,15 @@ class Repeats:
         return self._release(self.pushed)
 
     def _anchor(self, hashes: list[int], start: int) -> None:
-        anchors = self.anchors
         for position in range(start + -start % ANCHOR_EVERY,
                               min(start + len(hashes), REMEMBERED), ANCHOR_EVERY):
-            anchors[hashes[position - start]] = position
+            self._set_anchor(hashes[position - start], position)
+
+    def _set_anchor(self, value: int, position: int) -> None:
+        before = self.anchors.get(value)
+        if before is not None and before != position:
+            self.earlier[position] = before
+        self.anchors[value] = position
 
     def _hash_at(self, position: int) -> int | None:
         if position < len(self.hashes):
@@ -148,13 +157,17 @@ class Repeats:
         if self.candidates:
             self._extend_candidates(value)
         source = self.anchors.get(value)
-        if source is not None and self.current is None:
+        tries = ALIGNMENTS
+        while source is not None and self.current is None and tries:
+            # a record a repeat put at several anchors: each of their alignments may be the
+            # one the range follows (the newest ends where the oldest goes on)
             self._candidate(position, source)
+            source, tries = self.earlier.get(source), tries - 1
         self._anchor_at(position, value)
 
     def _anchor_at(self, position: int, value: int) -> None:
         if position % ANCHOR_EVERY == 0 and position < REMEMBERED:
-            self.anchors[value] = position
+            self._set_anchor(value, position)
 
     def _extend_candidates(self, value: int) -> None:
         """Each candidate whose next earlier record equals this one grows; the first to reach
