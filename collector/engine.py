@@ -2,23 +2,26 @@
 quality counts.
 
 Every source (file replay, simulator, Kafka) feeds ``Engine.process_all`` records in arrival
-order and calls ``close`` at the end of input. The engine owns no I/O beyond the dead-letter sink
-and never reads the wall clock: its time is the stream's own (``stream_clock``). Whatever the
-bytes, a record never raises out of it: it is counted and dead-lettered with a reason.
+order and calls ``close`` at the end of input. The engine owns no I/O beyond the dead-letter sink;
+its time is the stream's own (``stream_clock``). The wall clock bounds one thing only: a record
+stamped past it (by more than ``ordering.max_ahead_s``) while the stream is not there is from the
+future — no vote can make it the stream's time (_from_the_future). Whatever the bytes, a record
+never raises out of it: it is counted and dead-lettered with a reason.
 """
 
 from __future__ import annotations
 
+import time
 from bisect import insort
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from heapq import heappop, heappush
 from itertools import count
-from math import inf
+from math import ceil, inf
 
 from collector.clock.arrival_clock import ArrivalClock
 from collector.clock.probation import AHEAD as HELD_AHEAD
-from collector.clock.probation import UNVOUCHED_S, HeldRecord, Probation
+from collector.clock.probation import QUORUM, UNVOUCHED_S, VOTES, HeldRecord, Probation
 from collector.clock.stream_clock import (
     AHEAD,
     EVENT_AHEAD,
@@ -70,10 +73,12 @@ class Engine:
         query_stats: QueryStats | None = None,
         judgments: JudgmentsFile | None = None,
         examination: ExaminationFile | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         """``judgments``: the judgment set to score live rankings against, ``examination``: the
         click model's curves, each shared by the engines of one process; default: the file of
-        ``judgments.file`` / ``clicks.examination_file``, when set."""
+        ``judgments.file`` / ``clicks.examination_file``, when set. ``wall_clock``: now, in
+        Unix seconds (tests fix it): what no record's stamp can be past (_from_the_future)."""
         self.config = config
         self.dead_letters = dead_letters or DiscardWithCount()
         self.stats = acc.PipelineStats()
@@ -117,6 +122,8 @@ class Engine:
         self._slack = {_QUERY: config["ordering.max_ahead_s"],
                        _EVENT: 2 * config["ordering.clock_tolerance_s"]}
         self.idle_s = config["ordering.idle_s"]
+        self.wall_clock = wall_clock
+        self.max_ahead = config["ordering.max_ahead_s"]
         # The event-time buffer: a calendar queue of 1 / TICKS s buckets (unsorted until
         # released; the watermark moves in whole buckets), ``order`` a heap of their numbers.
         # An append per record and one C sort per bucket instead of a heap push and pop.
@@ -217,7 +224,7 @@ class Engine:
         if arrived is not None and (moved := self.arrival_clock.offset(kind, ts, arrived)
                                     ) is not None:
             if moved:  # off by its own arrival: put where it came
-                self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
+                self._retime(ts, moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
                 return
         elif not clock.low <= ts <= clock.high or (
                 (clock.skewed or probation.clients) and self._suspect(rec)):
@@ -238,7 +245,7 @@ class Engine:
         if ts > self.settled:
             self.settled = ts
         if not int(ts * 1000.0) & SAMPLE_MASK:
-            self._sample_stamp(ts)
+            self._sample_stamp(ts, rec)
 
     def _vote(self, ts: float, rec: WireRecord) -> None:
         """With records on probation, a record stamped where the clock stands is a vote of
@@ -264,12 +271,12 @@ class Engine:
         else:
             self._admit(ts, kind, raw, rec)
 
-    def _sample_stamp(self, ts: float) -> None:
+    def _sample_stamp(self, ts: float, rec: WireRecord) -> None:
         """A record taken at its stamp and in the sample (``SAMPLE_MASK``) tells the
-        clock where the stream is; arrivals in the warm-up may make the clock ready, which
-        ends the warm-up."""
+        clock where the stream is, and who is active in it; arrivals in the warm-up may make
+        the clock ready, which ends the warm-up."""
         clock = self.clock
-        clock.sample(ts)
+        clock.sample(ts, rec.client_id or rec.session_id)
         if self.warmup is not None and clock.ready:
             self._end_warmup(judge=True)
 
@@ -279,11 +286,12 @@ class Engine:
         clock as it stood at its arrival; every raw stamp is sampled, and the sample that
         makes the clock ready ends the warm-up."""
         clock = self.clock
-        self.warmup.append((ts, kind, raw, rec, clock.at_arrival(), arrived))
-        if kind == _QUERY:
-            clock.note_query(ts)
+        at = clock.at_arrival()
+        self.warmup.append((ts, kind, raw, rec, at, arrived))
+        if kind == _QUERY and at is not None and clock.fits(ts, at):  # where the stream is:
+            clock.note_query(ts)  # the edge and spread the next held records are judged by
         if not int(ts * 1000.0) & SAMPLE_MASK:  # before the clock: every raw stamp
-            clock.sample(ts)
+            clock.sample(ts, rec.client_id or rec.session_id)
             if clock.ready:
                 self._end_warmup(judge=True)
 
@@ -297,20 +305,20 @@ class Engine:
         client = (rec.client_id or rec.session_id) if judge else None
         if client:
             if not verdict and client in self.probation.clients:  # its client's record waits
-                self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
+                self._hold(self._held(ts, kind, raw, rec, client, at))
                 return
             offset = self._client_offset(ts, kind, raw, rec, client, at, verdict)
             if offset is None:  # held on probation
                 return
             if offset:
-                self._retime(ts - offset, kind, raw, rec, acc.CLIENT_OFFSET)
+                self._retime(ts, offset, kind, raw, rec, acc.CLIENT_OFFSET)
                 return
         clock = self.clock
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
             if at is None and not int(ts * 1000.0) & SAMPLE_MASK:  # (warm-up: sampled already)
-                clock.sample(ts)  # it stands as stamped: where the stream is
+                clock.sample(ts, client)  # it stands as stamped: where the stream is
             self._buffer(ts, kind, rec, raw, True)
 
     def _client_offset(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
@@ -328,7 +336,7 @@ class Engine:
             if offset is None:
                 return None
         elif offset:
-            offset = clock.revise(kind, client, ts, offset, search)
+            offset = clock.revise(kind, client, ts, offset, search, at)
         if (known is not None or offset or verdict) and ts - offset < clock.watermark:
             offset = clock.rejudge(kind, client, ts)
         return offset
@@ -344,8 +352,10 @@ class Engine:
         offset, reason = clock.judge(kind, client, ts, search, at)
         if reason == AHEAD or reason == EVENT_AHEAD:
             if not verdict:
-                self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
-                return None
+                if not self._from_the_future(ts):
+                    self._hold(self._held(ts, kind, raw, rec, client, at))
+                    return None
+                verdict = HELD_AHEAD  # no lull ends after now: no vote can make it the stream's
             if verdict != HELD_AHEAD:
                 offset, reason = 0.0, ""  # they said the stream is there
             elif reason == EVENT_AHEAD:
@@ -353,13 +363,36 @@ class Engine:
         clock.keep(kind, client, offset, reason)
         return offset
 
-    def _retime(self, ts: float, kind: int, raw: bytes, rec: WireRecord, reason: str) -> None:
-        """A record at its corrected time ``ts``: it moves none of the stream's references."""
+    def _retime(self, stamp: float, offset: float, kind: int, raw: bytes, rec: WireRecord,
+                reason: str) -> None:
+        """A record at its corrected time (its ``stamp`` − ``offset``): it moves none of the
+        stream's references. One stamped in the future is counted as such."""
         self.stats.retimed[reason] += 1
+        if offset > 0 and self._from_the_future(stamp):
+            self.stats.future[acc.KINDS[kind]] += 1
+        ts = stamp - offset
         if ts < self.clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
             self._buffer(ts, kind, rec, raw, False)
+
+    def _from_the_future(self, ts: float) -> bool:
+        """Stamped more than ``max_ahead`` past the wall clock while the stream is not there:
+        no record can be stamped after now but by a clock that runs ahead. (A synthetic log
+        dated ahead of the wall clock is a stream of its own: its clock is past it, and its
+        records are judged by the stream's rules alone.)"""
+        bound = self.wall_clock() + self.max_ahead
+        return ts > bound and self.clock.position() <= bound
+
+    def _held(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
+              at: Reference | None) -> HeldRecord:
+        """A record to hold on probation: its votes come from other clients, and it stands
+        only on the votes of a real share (``QUORUM``) of the clients active where the
+        stream is — not of a few dozen records that arrived together (a burst of clocks
+        ahead vouches for itself)."""
+        edge = (at or self.clock.reference()).edge
+        need = ceil(QUORUM * self.clock.active_clients(edge - self.max_ahead))
+        return HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind], max(VOTES, need))
 
     def _hold(self, record: HeldRecord) -> None:
         self._settle(self.probation.hold(record))
@@ -444,18 +477,22 @@ class Engine:
         held, self.warmup = self.warmup or [], None
         clock, probation = self.clock, self.probation
         start = clock.start_of_stream()
+        before: list[float] = []  # the stamps of the records before, while there is no `at`
         watermark, clock.watermark = clock.watermark, -inf
         try:
             for ts, kind, raw, rec, at, arrived in held:  # sampled as they arrived
-                if probation.held and clock.current(ts, at or start):
+                if at is None:
+                    at = clock.after_start(start, before)
+                    insort(before, ts)
+                if probation.held and clock.current(ts, at):
                     self._settle(probation.vote(ts, rec.client_id or rec.session_id,
                                                 clock.reach()))
                 moved = (self.arrival_clock.judge(kind, ts, arrived)
                          if arrived is not None and judge else None)
                 if moved:  # off by its own arrival, now that the arrival clock can tell
-                    self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
+                    self._retime(ts, moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
                 elif moved is None:
-                    self._admit(ts, kind, raw, rec, at or start, judge)
+                    self._admit(ts, kind, raw, rec, at, judge)
                 else:
                     self._buffer(ts, kind, rec, raw, True)
         finally:

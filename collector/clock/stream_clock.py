@@ -44,7 +44,7 @@ and judges them once it exists, each against the median of the samples before it
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from collections import deque
 from collections.abc import Iterable
 from math import floor, inf
@@ -55,6 +55,7 @@ from collector.ingest.accounting import PipelineStats
 WINDOW = 128  # sampled record times the clock is the 90th percentile of
 RECENT = 16  # the last queries (sampled or not) the front and the edge are read from
 PROVISIONAL = 64  # samples a record held in the warm-up is judged against
+EARLY = 8  # records before one in the warm-up's first ones, to say it is behind them
 TICKS = 4  # the watermark moves in steps of 1 / TICKS s: the engine's buffer buckets
 SAMPLE_MASK = 7  # sampled: time in ms ≡ 0 (mod 8)
 _READ_MASK = 127  # the clock is read at a sixteenth of the samples
@@ -78,6 +79,7 @@ class Reference(NamedTuple):
     now: float
     edge: float
     front: float | None = None
+    reach: float = inf  # how far a query may be stamped and still say where the stream is
 
 
 NO_CLOCK = Reference(-inf, -inf, -inf)
@@ -86,7 +88,8 @@ NO_CLOCK = Reference(-inf, -inf, -inf)
 class StreamClock:
     __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark",
                  "low", "high", "spread", "_slack", "skewed", "_recent", "_block", "_block_max",
-                 "_edge", "_window", "_ordered", "_offsets", "_older", "_generation_end", "stats")
+                 "_edge", "_window", "_voices", "_ordered", "_offsets", "_older",
+                 "_generation_end", "stats")
 
     def __init__(self, lateness: float, tolerance: float, max_ahead: float,
                  generation: float, stats: PipelineStats) -> None:
@@ -110,6 +113,7 @@ class StreamClock:
         self._block_max = -inf
         self._edge = -inf
         self._window: deque[float] = deque()
+        self._voices: deque[str | None] = deque()  # the client of each sample in the window
         self._ordered: list[float] = []
         # Per kind (query, event) each client's offset; [_LEAD]: how far ahead of the stream a
         # client's query clock runs while within max_ahead (its events may run as far).
@@ -146,19 +150,21 @@ class StreamClock:
             self._slack = max(self.tolerance, self.spread)
             self.high = max(self.now, self._edge) + self._slack
 
-    def sample(self, ts: float) -> None:
-        """A record's raw stamp whose milliseconds are ≡ 0 (mod 8), whatever its client's
-        clock turns out to be: into the window. The clock is read when the window first fills
-        and then when they are ≡ 0 (mod 128), a sixteenth of the samples (by content, so a
-        replay reads it at the same records)."""
+    def sample(self, ts: float, client: str | None) -> None:
+        """A record's raw stamp whose milliseconds are ≡ 0 (mod 8), and its client: into the
+        window. The clock is read when the window first fills and then when they are ≡ 0
+        (mod 128), a sixteenth of the samples (by content, so a replay reads it at the same
+        records)."""
         ordered = self._ordered
         insort(ordered, ts)
         window = self._window
         window.append(ts)
+        self._voices.append(client)
         if len(window) > WINDOW:
             del ordered[bisect_left(ordered, window.popleft())]
+            self._voices.popleft()
         if len(window) == WINDOW and (not int(ts * 1000.0) & _READ_MASK or self.now == -inf):
-            self.advance(ordered[(WINDOW - 1) * 9 // 10])
+            self.advance(_bulk_percentile(ordered))
 
     def advance(self, now: float) -> bool:
         """Move the clock (never back): from the window, or without records (an idle source,
@@ -173,6 +179,17 @@ class StreamClock:
         if now > self._generation_end:
             self._rotate()
         return True
+
+    def active_clients(self, since: float) -> int:
+        """Distinct clients of the samples stamped from ``since`` on: who is active where the
+        stream is (at most ``WINDOW``; a sparse stream has few)."""
+        return len({client for ts, client in zip(self._window, self._voices, strict=True)
+                    if ts >= since and client is not None})
+
+    def position(self) -> float:
+        """Where the stream is, for comparing with the wall clock: the clock, or before it
+        exists the median of the samples so far (-inf without any)."""
+        return self.now if self.now > -inf else _median(self._window)
 
     def reference(self) -> Reference:
         now = self.now
@@ -197,10 +214,16 @@ class StreamClock:
         samples; None before ``PROVISIONAL // 4`` samples, when one client's burst could still
         be their majority."""
         window = self._window
-        if len(window) < PROVISIONAL // 4:
+        n = len(window)
+        if n < PROVISIONAL // 4:
             return None
-        now = _median(window[i] for i in range(max(0, len(window) - PROVISIONAL), len(window)))
-        return Reference(now, max(now, self._edge), self._front(now))
+        recent = sorted(window[i] for i in range(max(0, n - PROVISIONAL), n))
+        now, last = recent[len(recent) // 2], len(recent) - 1
+        edge = max(now, self._edge)
+        # how far apart the recent samples are, robustly (their quartiles' distance: a sixth
+        # of them an hour ahead do not make a dense stream sparse)
+        spread = recent[last * 3 // 4] - recent[last // 4]
+        return Reference(now, edge, self._front(now), edge + max(self.max_ahead, spread))
 
     def start_of_stream(self) -> Reference:
         """For the first held records, before ``at_arrival`` had enough samples: Tukey's
@@ -214,6 +237,19 @@ class StreamClock:
         last = len(ordered) - 1
         low, high = ordered[last // 4], ordered[last * 3 // 4]
         return Reference(-inf, high + 1.5 * (high - low) - self.max_ahead, low)
+
+    @staticmethod
+    def after_start(start: Reference, before: list[float]) -> Reference:
+        """``start_of_stream`` for a record that arrived after others (``before``: their
+        stamps, in order): once there are ``EARLY`` of them, it is behind when stamped more
+        than the tolerance before their median, and is moved to their 90th percentile (where
+        they have got to) — a lull after the first records is a lull after all of them, while
+        a record stamped hours before the records that arrived before it is its client's
+        clock."""
+        n = len(before)
+        if n < EARLY:
+            return start
+        return Reference(before[n // 2], start.edge, before[(n - 1) * 9 // 10])
 
     # -- client offsets --------------------------------------------------------------------
     # Only clocks found off are kept: a record that fits the stream as stamped ([low, high])
@@ -259,10 +295,11 @@ class StreamClock:
         return offset
 
     def revise(self, kind: int, client: str, ts: float, offset: float,
-               search: tuple[float, float] | None) -> float:
+               search: tuple[float, float] | None, at: Reference | None = None) -> float:
         """A non-zero offset that does not explain this record while its stamp does came from
-        a poison first record: the client's clock is right after all."""
-        ref = self.reference()
+        a poison first record: the client's clock is right after all (judged against ``at``,
+        the warm-up's clock at its arrival, or the stream now)."""
+        ref = at or self.reference()
         if self._fits(ts - offset, search, ref, client) or not self._fits(ts, search, ref,
                                                                            client):
             return offset
@@ -324,6 +361,12 @@ class StreamClock:
         if lead > self.tolerance and lead > self.spread:
             self._offsets[_LEAD][client] = lead
 
+    def fits(self, ts: float, at: Reference) -> bool:
+        """A query stamped where the stream is by ``at`` (the warm-up's clock at its arrival):
+        from the tolerance before it to its reach. Only those say where the edge is and how
+        far apart queries are: a sixth of the queries an hour ahead must not."""
+        return at.now - self.tolerance <= ts <= at.reach
+
     def _moved_to(self, ref: Reference) -> float:
         return ref.front if ref.front is not None else self._front(ref.now)
 
@@ -350,6 +393,20 @@ class StreamClock:
         for older in self._older:
             self.skewed.update(older)
         self._generation_end = self.now + self.generation
+
+
+def _bulk_percentile(ordered: list[float]) -> float:
+    """The 90th percentile of the window's bulk: of the samples within Tukey's upper fence
+    (third quartile + 1.5 × the quartiles' distance). Samples further ahead — an application
+    an hour ahead making a sixth of the records, in the warm-up where every stamp is sampled —
+    are not the stream, whatever their share up to a quarter; a stream that did move (a lull's
+    end) is a quarter of the window a few dozen samples later."""
+    last = len(ordered) - 1
+    low, high = ordered[last // 4], ordered[last * 3 // 4]
+    fence = high + 1.5 * (high - low)
+    if ordered[last] <= fence:  # the common case: no sample past the fence
+        return ordered[last * 9 // 10]
+    return ordered[(bisect_right(ordered, fence) - 1) * 9 // 10]
 
 
 def _median(values: Iterable[float]) -> float:

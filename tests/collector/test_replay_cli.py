@@ -19,7 +19,7 @@ REPLAY_KEYS = {
     "reformulated_searches", "reformulation_rate", "reformulations_by_kind", "abandoned_searches",
     "abandonment_rate", "zero_result_exits", "mean_time_to_first_click_s", "mrr_first_click",
     "records", "invalid_records", "orphan_events", "late_events", "late_queries", "retimed_records",
-    "duplicates", "ignored_records",
+    "future_records", "duplicates", "ignored_records",
     "by_application",
 }
 

@@ -1,0 +1,188 @@
+"""Clock attacks (issue 34): records from the future, a whole application's front end off by
+hours, a share of clients off by days, event clocks off by minutes — each checked against the
+simulator's own session plans (docs/architecture.md, "Time": the guarantee and its bounds)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from datetime import UTC, date, datetime
+
+import pytest
+
+from collector.config import load_config
+from collector.exposition.summary import replay_summary
+from collector.replay import replay as replay_files
+from collector.store.query_store import open_store
+from feedback.candidates.job import period_of
+from tests.collector.worlds import (
+    DAY,
+    EXACT,
+    HOUR,
+    OUTCOMES,
+    SKEWED,
+    Log,
+    Stranded,
+    clients_of,
+    merged,
+    plain,
+    planned_clients,
+    random_offsets,
+    replay,
+    rounded,
+    simulated,
+    skew_application,
+    skew_clients,
+    stamp_of,
+    stored_days,
+    with_burst,
+)
+
+Y2199 = datetime(2199, 12, 1, 12, tzinfo=UTC).timestamp()
+
+
+@functools.cache
+def traffic():
+    """3,000 sessions (about 5,000 searches, 14,000 records) at five a second."""
+    return simulated(seed=34, sessions=3000)
+
+
+def write(path, log: Log) -> str:
+    path.write_bytes(b"".join(raw + b"\n" for _, raw in log))
+    return str(path)
+
+
+def store_days(url: str) -> dict[str, int]:
+    store = open_store(url, read_only=True)
+    try:
+        days: dict[str, int] = {}
+        for row in store.rows():
+            days[row["day"]] = days.get(row["day"], 0) + row["searches"]
+        return days
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("stamp", [Y2199, time.time() + 400 * DAY], ids=["2199", "next-year"])
+def test_ten_records_from_the_future_delete_no_day_of_the_store(tmp_path, stamp):
+    """A replay into SQLite with store.retention_days: ten consecutive searches of distinct
+    new clients stamped in the future are counted as future records (and named), their
+    clients' clocks corrected; every real day stays in the store, on its own counts, and the
+    feedback job's period ends on the log's last real day."""
+    _, timed = traffic()
+    log = plain(timed)
+    config = load_config(environ={})
+    clean_url, url = (f"sqlite:///{tmp_path / name}" for name in ("clean.db", "burst.db"))
+    clean = replay_files([write(tmp_path / "clean.jsonl", log)], config, store=clean_url)
+    attacked = replay_files([write(tmp_path / "burst.jsonl", with_burst(log, 10, stamp, 0.5))],
+                            config, store=url)
+    assert attacked["future_records"] == 10 and clean["future_records"] == 0
+    assert attacked["searches"] == clean["searches"] + 10
+    assert attacked["abandoned_searches"] == clean["abandoned_searches"] + 10  # theirs
+    for key in ("clicks", "clicked_searches", "reformulated_searches"):
+        assert attacked[key] == clean[key], key
+    days, clean_days = store_days(url), store_days(clean_url)
+    assert set(days) == set(clean_days) and sum(days.values()) == sum(clean_days.values()) + 10
+    store = open_store(url, read_only=True)
+    try:
+        assert period_of(store, url, "90d", None)[1] == date.fromisoformat(max(clean_days))
+    finally:
+        store.close()
+
+
+def test_a_whole_log_dated_in_the_future_replays_as_today(tmp_path):
+    """A synthetic log dated a year ahead of the wall clock is the stream: counted exactly like
+    the same log dated now, its days kept (nothing pruned by them or from them), none of it a
+    future record, and the feedback job's period ends on its last day."""
+    _, timed = traffic()
+    shift = time.time() + 365 * DAY - stamp_of(timed[0][1])
+    ahead = [(d + shift, dict(r, timestamp=round((stamp_of(r) + shift) * 1000)))
+             for d, r in timed]
+    config = load_config(environ={}, overrides={"store.retention_days": 30})
+    url = f"sqlite:///{tmp_path / 'ahead.db'}"
+    got = replay_files([write(tmp_path / "ahead.jsonl", plain(ahead))], config, store=url)
+    now = replay_files([write(tmp_path / "now.jsonl", plain(timed))], config)
+    assert got["future_records"] == 0
+    assert rounded(got["by_application"]["web"]) == rounded(now["by_application"]["web"])
+    days = store_days(url)
+    assert sum(days.values()) == got["searches"]
+    store = open_store(url, read_only=True)
+    try:
+        assert period_of(store, url, "90d", None)[1] == date.fromisoformat(max(days))
+    finally:
+        store.close()
+
+
+def exact_for_everyone_else(simulator, engine, skewed: set[str]) -> None:
+    got = replay_summary(engine)["by_application"]
+    for application, expected in simulator.truth.by_application(without=skewed).items():
+        assert rounded(got[application]) == rounded(expected), application
+    assert stored_days(engine) == simulator.truth.searches_by_day(without=skewed)
+
+
+def test_one_application_an_hour_ahead_retimes_only_its_own_records():
+    """A front end writing local time without a zone: one application's queries and events an
+    hour ahead (about a sixth of the traffic). Only its records are retimed; every other
+    application's counts are exact, and its own searches keep their sessions, clicks and days."""
+    simulator, timed = traffic()
+    log = skew_application(timed, "mobile", HOUR)
+    engine = replay(log)
+    summary = replay_summary(engine)
+    got, truth = summary["by_application"], simulator.truth.by_application(without=set())
+    for application, expected in truth.items():
+        if application != "mobile":
+            assert rounded(got[application]) == rounded(expected), application
+    for key in EXACT:
+        assert got["mobile"][key] == truth["mobile"][key], key
+    moved = sum(abs(got["mobile"][k] - truth["mobile"][k]) for k in OUTCOMES)
+    assert moved <= 2, moved
+    mobile = sum(1 for _, r in timed if r.get("application") == "mobile")
+    assert summary["retimed_records"] <= mobile
+    days = stored_days(engine, without=())
+    assert days == simulator.truth.searches_by_day(without=set())
+
+
+@pytest.mark.parametrize(("share", "bound", "same"), [
+    (0.10, 2 * DAY, True),  # a tenth of the clients, all two days ahead
+    (0.05, DAY, False),  # the documented bound: 5 % of clients within ±1 day
+])
+def test_skewed_clients_move_no_one_else_and_keep_their_clicks(share, bound, same):
+    simulator, timed = traffic()
+    offsets = random_offsets(clients_of(timed), share, bound, seed=5, same=same)
+    skewed = set(offsets)
+    stranded = Stranded(skewed)
+    engine = replay(skew_clients(timed, offsets, events_only=False), stranded=stranded)
+    exact_for_everyone_else(simulator, engine, skewed)
+    mine = replay_summary(engine)["by_application"][SKEWED]
+    theirs = merged(simulator.truth.by_application(
+        without=planned_clients(simulator) - skewed).values())
+    for key in EXACT:
+        assert mine[key] == theirs[key], key
+    moved = sum(abs(mine[key] - theirs[key]) for key in OUTCOMES)
+    assert moved <= max(2, 0.01 * theirs["searches"]), moved
+
+
+def test_event_clocks_ten_minutes_off_keep_the_time_to_first_click():
+    """5 % of clients' events (not their queries: the search server stamps those) ±10 min
+    off: their time to first click within 5 % of the truth, their counts exact."""
+    simulator, timed = traffic()
+    offsets = random_offsets(clients_of(timed), 0.05, 600.0, seed=8)
+    skewed = set(offsets)
+    clean = replay(skew_clients(timed, dict.fromkeys(offsets, 0.0), events_only=True))
+    engine = replay(skew_clients(timed, offsets, events_only=True))
+    exact_for_everyone_else(simulator, engine, skewed)
+    mine = replay_summary(engine)["by_application"][SKEWED]
+    truth = replay_summary(clean)["by_application"][SKEWED]
+    for key in EXACT:
+        assert mine[key] == truth[key], key
+    assert mine["mean_time_to_first_click_s"] == pytest.approx(
+        truth["mean_time_to_first_click_s"], rel=0.05)
+
+
+def test_the_burst_is_named_in_the_summary_json(tmp_path):
+    """`replay --json` has the count under its own name."""
+    _, timed = traffic()
+    log = with_burst(plain(timed)[:3000], 4, Y2199, 0.5)
+    summary = replay_files([write(tmp_path / "log.jsonl", log)], load_config(environ={}))
+    assert json.loads(json.dumps(summary))["future_records"] == 4
