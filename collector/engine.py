@@ -19,7 +19,9 @@ from heapq import heappop, heappush
 from itertools import count
 from math import ceil, inf
 
+from collector.clock.application_clock import ApplicationClocks, ArrivalPosition
 from collector.clock.arrival_clock import ArrivalClock
+from collector.clock.exposure_gaps import ExposureGaps
 from collector.clock.probation import AHEAD as HELD_AHEAD
 from collector.clock.probation import QUORUM, UNVOUCHED_S, VOTES, HeldRecord, Probation
 from collector.clock.stream_clock import (
@@ -58,6 +60,7 @@ _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end o
 # the order of application is the same, one call of _release serves many records
 LATE = "late"
 ORPHAN = "orphan"
+_SUSPECT = 2  # _expose: an exposure stamped further from its search than exposures are
 _QUERY, _EVENT = acc.QUERY, acc.EVENT
 # A buffered record: sorted by time, then queries before events, then content, then arrival.
 Entry = tuple[float, int, str, bytes, int, WireRecord]
@@ -114,13 +117,20 @@ class Engine:
         self.clock = StreamClock(config["ordering.lateness_s"],
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
-                                 self.stats)
+                                 self.stats, wall_clock)
         self.arrival_clock = ArrivalClock(config["ordering.clock_tolerance_s"])
+        # how long after their searches exposures are stamped: a client's event clock
+        self.exposure_gaps = ExposureGaps(config["ordering.clock_tolerance_s"])
+        # Each application's clock against the stream's, and the offsets of those found off:
+        # what every record of theirs is moved by first (usually none: one truth test).
+        self.applications = ApplicationClocks(config["ordering.clock_tolerance_s"])
+        self.app_offsets = self.applications.offsets
+        self._warm_position = ArrivalPosition()  # where the warm-up's queries were
         self.probation = Probation()
         # A vote for a held record is stamped at most this much before it: a query may lead
-        # the stream by max_ahead, an event its search's stream by twice the tolerance.
+        # the stream by max_ahead, an event its search's stream by the tolerance.
         self._slack = {_QUERY: config["ordering.max_ahead_s"],
-                       _EVENT: 2 * config["ordering.clock_tolerance_s"]}
+                       _EVENT: config["ordering.clock_tolerance_s"]}
         self.idle_s = config["ordering.idle_s"]
         self.wall_clock = wall_clock
         self.max_ahead = config["ordering.max_ahead_s"]
@@ -142,6 +152,9 @@ class Engine:
         self.ahead = -inf
         self.last_arrival = -inf  # when the last record arrived (its Kafka timestamp), if known
         self.idle_from: float | None = None  # where the stream was when the source went idle
+        # Where a record from the future is moved to when nothing else says where the stream
+        # is (the first records of a stream): the median of the warm-up's others.
+        self._present = -inf
         self.closed = False
 
     # -- input -----------------------------------------------------------------------------
@@ -219,6 +232,8 @@ class Engine:
         (it settles the edge; one in a sample is the clock's, _sample_stamp)."""
         clock = self.clock
         probation = self.probation
+        if self.app_offsets and self.warmup is None:  # an application's clock is off
+            ts = self._aligned(ts, kind, rec)
         if probation.held:
             self._vote(ts, rec)
         if arrived is not None and (moved := self.arrival_clock.offset(kind, ts, arrived)
@@ -230,7 +245,11 @@ class Engine:
                 (clock.skewed or probation.clients) and self._suspect(rec)):
             self._take_unfitted(ts, kind, raw, rec, arrived)
             return
-        if action != EXPOSURE or not self._expose(rec, ts):
+        if action == EXPOSURE and (exposed := self._expose(rec, ts)):
+            if exposed == _SUSPECT:  # not where its search puts an exposure: judged
+                self._take_unfitted(ts, kind, raw, rec, arrived)
+                return
+        else:
             entry = (ts, kind, rec.query_id, raw, next(self.arrival), rec)
             if kind == _QUERY:
                 self.pending.setdefault(rec.query_id, entry)
@@ -244,8 +263,79 @@ class Engine:
                 bucket.append(entry)
         if ts > self.settled:
             self.settled = ts
-        if not int(ts * 1000.0) & SAMPLE_MASK:
-            self._sample_stamp(ts, rec)
+        if not int(ts * 1000.0) & SAMPLE_MASK:  # (placed by its arrival: not its application)
+            self._sample_stamp(ts, kind, rec, arrived is None or moved is None)
+
+    def _aligned(self, ts: float, kind: int, rec: WireRecord) -> float:
+        """A record of an application whose clock is off, moved onto the stream by that
+        application's offset (counted); any other as it is."""
+        shift = self.app_offsets.get(self._application_of(kind, rec))
+        if shift is None or not shift[kind]:
+            return ts
+        off = shift[kind]
+        self.stats.retimed[acc.APPLICATION_CLOCK] += 1
+        if off > self.max_ahead and self._from_the_future(ts):
+            self.stats.future[acc.KINDS[kind]] += 1
+        return ts - off
+
+    def _application_of(self, kind: int, rec: WireRecord) -> str | None:
+        """A record's application; an event that names none is of its search's (UBI's
+        page_exit), when the search was seen."""
+        application = rec.application
+        if application is not None or kind != _EVENT:
+            return application
+        entry = self.pending.get(rec.query_id)
+        if entry is not None:
+            return entry[5].application
+        target = self.sessions.searches.get(rec.query_id)
+        if target is None:
+            return None
+        return (target.search if target.__class__ is PageAlias else target).series.application
+
+    def _sample_lead(self, ts: float, kind: int, rec: WireRecord, at: float) -> None:
+        """A sampled record's lead over where the stream was at its arrival (``at``), by its
+        raw stamp (``ts`` moved back by its application's offset): its application's clock."""
+        application = self._application_of(kind, rec)
+        applications = self.applications
+        before = applications.offset(application, kind)
+        if applications.sample(application, kind, ts + before - at,
+                               rec.client_id or rec.session_id):
+            change = applications.offset(application, kind) - before
+            if change > self.clock.tolerance:
+                self._realign_buffered(application, kind, change)
+            if self.probation.held:
+                self._realign_held(application, kind, change)
+
+    def _realign_buffered(self, application: str | None, kind: int, change: float) -> None:
+        """An application found ahead: its records buffered as stamped ahead of the stream
+        (within max_ahead, waiting for it) are moved by its offset too, so that each of its
+        sessions is on one clock."""
+        clock = self.clock
+        ahead = int((clock.edge + clock.tolerance) * TICKS)
+        moved = []
+        for number, bucket in self.buckets.items():
+            if number > ahead:
+                keep = []
+                for entry in bucket:
+                    if entry[1] == kind and self._application_of(kind, entry[5]) == application:
+                        moved.append(entry)
+                    else:
+                        keep.append(entry)
+                bucket[:] = keep
+        for ts, _, key, raw, _, rec in moved:
+            if kind == _QUERY and self.pending.get(key, (None,))[0] == ts:
+                del self.pending[key]
+            self._retime(ts, change, kind, raw, rec, acc.APPLICATION_CLOCK)
+
+    def _realign_held(self, application: str | None, kind: int, change: float) -> None:
+        """An application's offset changed: its records held on probation were held where the
+        old one put them; they are judged again where the new one does."""
+        moved = [record for record in self.probation.held if record.kind == kind
+                 and self._application_of(kind, record.rec) == application]
+        self.probation.release(moved)
+        for record in moved:
+            self.stats.retimed[acc.APPLICATION_CLOCK] += 1
+            self._admit(record.ts - change, kind, record.raw, record.rec, record.at)
 
     def _vote(self, ts: float, rec: WireRecord) -> None:
         """With records on probation, a record stamped where the clock stands is a vote of
@@ -253,7 +343,7 @@ class Engine:
         clock = self.clock
         if clock.current(ts):
             self._settle(self.probation.vote(ts, rec.client_id or rec.session_id,
-                                             clock.reach()))
+                                             clock.reach(), clock.event_reach()))
 
     def _suspect(self, rec: WireRecord) -> bool:
         """A record whose client's clock is known to be off, or whose client has records on
@@ -269,13 +359,18 @@ class Engine:
         if self.warmup is not None:
             self._keep_for_warmup(ts, kind, raw, rec, arrived)
         else:
+            if not int(ts * 1000.0) & SAMPLE_MASK:
+                self._sample_lead(ts, kind, rec, self.clock.edge)
             self._admit(ts, kind, raw, rec)
 
-    def _sample_stamp(self, ts: float, rec: WireRecord) -> None:
+    def _sample_stamp(self, ts: float, kind: int, rec: WireRecord, lead: bool) -> None:
         """A record taken at its stamp and in the sample (``SAMPLE_MASK``) tells the
-        clock where the stream is, and who is active in it; arrivals in the warm-up may make
-        the clock ready, which ends the warm-up."""
+        clock where the stream is, who is active in it and (``lead``: once there is a clock,
+        when its arrival did not place it) how its application's clock stands; arrivals in
+        the warm-up may make the clock ready, which ends the warm-up."""
         clock = self.clock
+        if lead and self.warmup is None:
+            self._sample_lead(ts, kind, rec, clock.edge)
         clock.sample(ts, rec.client_id or rec.session_id)
         if self.warmup is not None and clock.ready:
             self._end_warmup(judge=True)
@@ -288,6 +383,10 @@ class Engine:
         clock = self.clock
         at = clock.at_arrival()
         self.warmup.append((ts, kind, raw, rec, at, arrived))
+        arrived_at = self._warm_position.note(ts, kind == _QUERY)
+        if arrived_at is not None:  # every record's lead over the queries before it
+            self.applications.sample(self._application_of(kind, rec), kind, ts - arrived_at,
+                                     rec.client_id or rec.session_id)
         if kind == _QUERY and at is not None and clock.fits(ts, at):  # where the stream is:
             clock.note_query(ts)  # the edge and spread the next held records are judged by
         if not int(ts * 1000.0) & SAMPLE_MASK:  # before the clock: every raw stamp
@@ -349,6 +448,10 @@ class Engine:
         there too: other clients will say; None); once probation decided, it is ahead only
         if the votes said so."""
         clock = self.clock
+        by_gap = (self.exposure_gaps.offset(ts - search[0])
+                  if search is not None and ACTIONS.get(rec.action_name) == EXPOSURE else None)
+        if by_gap is not None:  # an exposure: its client's clock by its search's (exactly)
+            return clock.keep(kind, client, by_gap, EVENT_VS_SEARCH if by_gap else "")
         offset, reason = clock.judge(kind, client, ts, search, at)
         if reason == AHEAD or reason == EVENT_AHEAD:
             if not verdict:
@@ -360,6 +463,10 @@ class Engine:
                 offset, reason = 0.0, ""  # they said the stream is there
             elif reason == EVENT_AHEAD:
                 reason = EVENT_VS_SEARCH if search is not None else AHEAD
+        elif not offset and self._from_the_future(ts):  # the stream's first records: none
+            # says where it is but the others (or the edge, or now)
+            present = next(t for t in (self._present, clock.edge, self.wall_clock()) if t > -inf)
+            offset, reason = ts - present, AHEAD
         clock.keep(kind, client, offset, reason)
         return offset
 
@@ -382,7 +489,7 @@ class Engine:
         dated ahead of the wall clock is a stream of its own: its clock is past it, and its
         records are judged by the stream's rules alone.)"""
         bound = self.wall_clock() + self.max_ahead
-        return ts > bound and self.clock.position() <= bound
+        return ts > bound and self.clock.median() <= bound
 
     def _held(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
               at: Reference | None) -> HeldRecord:
@@ -404,7 +511,7 @@ class Engine:
             for record in released:
                 self._admit(record.ts, record.kind, record.raw, record.rec, record.at,
                             verdict=record.verdict)
-            released = self.probation.ready(self.clock.reach())
+            released = self.probation.ready(self.clock.reach(), self.clock.event_reach())
 
     def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes,
                 standing: bool) -> None:
@@ -441,9 +548,11 @@ class Engine:
             ts = target.search.ts if target.__class__ is PageAlias else target.ts
         return ts, ts + self.sessions.attribution_s
 
-    def _expose(self, rec: WireRecord, ts: float) -> bool:
+    def _expose(self, rec: WireRecord, ts: float) -> int:
         """Apply an exposure (a third of all records) at once when its outcome is already
-        known — the one the buffer would give it — and say so; else it is buffered.
+        known — the one the buffer would give it — and say so (1); else it is buffered (0).
+        One stamped further from its search than exposures are (_SUSPECT) has its client's
+        event clock judged (collector/clock/exposure_gaps.py).
 
         An exposure only counts: accepted while its search is attributable, else an orphan.
         Its search applied: attributable at ``ts`` unless its window has closed by then. Its
@@ -451,24 +560,33 @@ class Engine:
         search): applied at or after the search, inside its window."""
         sessions = self.sessions
         key = rec.query_id
+        gaps = self.exposure_gaps
         target = sessions.searches.get(key)
         if target is not None:
+            if not gaps.low <= ts - target.ts <= gaps.high:
+                return _SUSPECT
+            if key != gaps.last:  # one per search
+                gaps.sample(key, ts - target.ts)
             if ts > target.ts + sessions.attribution_s:
-                return False
+                return 0
             self.stats.records[_EVENT][sessions.on_event(rec, ts)] += 1
-            return True
+            return 1
         entry = self.pending.get(key)
-        if entry is None or sessions.query_stats is not None:
-            return False
+        if entry is None:
+            return 0
         search_ts = entry[0]
+        if not gaps.low <= ts - search_ts <= gaps.high:
+            return _SUSPECT
+        if key != gaps.last:
+            gaps.sample(key, ts - search_ts)
         attrs = entry[5].query_attributes
-        if (ts > search_ts + sessions.attribution_s
+        if (sessions.query_stats is not None or ts > search_ts + sessions.attribution_s
                 or (attrs is not None and attrs.page is not None and attrs.page > 1)):
-            return False  # an orphan, or a page whose search may not be tracked
+            return 0  # an orphan, or a page whose search may not be tracked
         if ts < search_ts:  # stamped before its search: applied at it
             self.stats.retimed[acc.BEFORE_SEARCH] += 1
         self.stats.records[_EVENT][acc.ACCEPTED] += 1
-        return True
+        return 1
 
     def _end_warmup(self, judge: bool) -> None:
         """The clock exists: judge the held records' clients (``judge``), each against the
@@ -476,27 +594,65 @@ class Engine:
         a vote on the ones put on probation before it, as if it arrived now."""
         held, self.warmup = self.warmup or [], None
         clock, probation = self.clock, self.probation
+        if self.app_offsets:  # an application's clock is off: the warm-up again, realigned
+            held = self._realigned(held)
+        self.applications.restart()  # its leads were against the median, then the edge
+        self._learn_exposure_gaps(held)
         start = clock.start_of_stream()
-        before: list[float] = []  # the stamps of the records before, while there is no `at`
+        before: list[float] = []  # the stamps of the records before each
+        fence = start.edge + clock.max_ahead  # the whole window's: past it is not the stream
+        bound = self.wall_clock() + self.max_ahead
+        present = sorted(ts for ts, *_ in held if ts <= bound)
+        self._present = present[len(present) // 2] if present else bound - self.max_ahead
         watermark, clock.watermark = clock.watermark, -inf
         try:
             for ts, kind, raw, rec, at, arrived in held:  # sampled as they arrived
-                if at is None:
-                    at = clock.after_start(start, before)
-                    insort(before, ts)
+                if at is None or at.edge > fence:  # no clock yet at its arrival, or one a
+                    at = clock.after_start(start, before)  # burst ahead made (its samples)
+                insort(before, ts)
                 if probation.held and clock.current(ts, at):
                     self._settle(probation.vote(ts, rec.client_id or rec.session_id,
-                                                clock.reach()))
+                                                clock.reach(), clock.event_reach()))
                 moved = (self.arrival_clock.judge(kind, ts, arrived)
                          if arrived is not None and judge else None)
                 if moved:  # off by its own arrival, now that the arrival clock can tell
                     self._retime(ts, moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
                 elif moved is None:
-                    self._admit(ts, kind, raw, rec, at, judge)
+                    # (too few samples to judge by: a record from the future is judged still)
+                    self._admit(ts, kind, raw, rec, at, judge or self._from_the_future(ts))
                 else:
                     self._buffer(ts, kind, rec, raw, True)
         finally:
             clock.watermark = watermark
+
+    def _learn_exposure_gaps(self, held: list) -> None:
+        """The warm-up's exposures against their searches (one per search): the typical gap
+        the warm-up's events are judged by (collector/clock/exposure_gaps.py)."""
+        gaps = self.exposure_gaps
+        searches = {rec.query_id: ts for ts, kind, _, rec, _, _ in held if kind == _QUERY}
+        for ts, kind, _, rec, _, _ in held:
+            key = rec.query_id
+            if (kind == _EVENT and key in searches and ACTIONS.get(rec.action_name) == EXPOSURE
+                    and key != gaps.last):
+                gaps.sample(key, ts - searches.pop(key))
+
+    def _realigned(self, held: list) -> list:
+        """The warm-up's records with those of applications found off moved by their
+        offsets, and the clock sampled again from them as they arrived (each with its clock
+        at arrival): no application's clock is the stream's."""
+        clock = self.clock
+        clock.restart()
+        realigned = []
+        for ts, kind, raw, rec, _, arrived in held:
+            ts = self._aligned(ts, kind, rec)
+            at = clock.at_arrival()
+            realigned.append((ts, kind, raw, rec, at, arrived))
+            if kind == _QUERY and at is not None and clock.fits(ts, at):
+                clock.note_query(ts)
+            if not int(ts * 1000.0) & SAMPLE_MASK:
+                clock.sample(ts, rec.client_id or rec.session_id)
+        clock.read()
+        return realigned
 
     # -- time ------------------------------------------------------------------------------
     def advance(self, now: float) -> None:

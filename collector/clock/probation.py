@@ -99,7 +99,8 @@ class Probation:
             return []
         return self._release([self.held[0].on_the_votes_so_far()])
 
-    def vote(self, ts: float, client: str | None, reach: float) -> list[HeldRecord]:
+    def vote(self, ts: float, client: str | None, reach: float,
+             event_reach: float | None = None) -> list[HeldRecord]:
         """One arriving record's vote (raw stamp ``ts``) on every held record of another
         client; returns what is ready now (``ready``)."""
         decided = False
@@ -113,19 +114,22 @@ class Probation:
             else:
                 record.votes_against += 1
             decided = record.decided() or decided
-        return self.ready(reach) if decided else []
+        return self.ready(reach, event_reach) if decided else []
 
-    def ready(self, reach: float) -> list[HeldRecord]:
+    def ready(self, reach: float, event_reach: float | None = None) -> list[HeldRecord]:
         """The records that can go now, in arrival order: of each client, its oldest held
         record while it is decided or no longer ahead of ``reach`` (the stream's edge moved:
-        ``FITS``), then its next."""
+        ``FITS``; an event: of ``event_reach``, when given — an event may lead the stream by
+        less than a query), then its next."""
+        if event_reach is None:
+            event_reach = reach
         blocked: set[str] = set()
         out = []
         for record in self.held:
             if record.client in blocked:
                 continue
             if not record.verdict:
-                if record.ts > reach:
+                if record.ts > (event_reach if record.kind else reach):
                     blocked.add(record.client)
                     continue
                 record.verdict = FITS
@@ -137,6 +141,10 @@ class Probation:
         for stands only up to ``unvouched``."""
         return self._release([r if r.verdict else r.on_the_votes_so_far(unvouched)
                               for r in self.held])
+
+    def release(self, records: list[HeldRecord]) -> None:
+        """Let these go undecided (judged again elsewhere: their application's clock moved)."""
+        self._release(records)
 
     def newest(self) -> float:
         return max((r.ts for r in self.held), default=float("-inf"))

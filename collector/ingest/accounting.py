@@ -37,6 +37,7 @@ INVALID_LATENCY = "invalid_latency"
 CLIENT_OFFSET = "client_clock_offset"  # its client's clock offset against the stream
 BEFORE_SEARCH = "before_its_search"  # an event stamped before the search it names
 ARRIVAL_CLOCK = "arrival_clock"  # off by its own arrival (Kafka record timestamp)
+APPLICATION_CLOCK = "application_clock"  # its application's clock against the stream's
 
 _UNEXPECTED = re.compile(r"[^a-z0-9]+")
 

@@ -92,14 +92,15 @@ def skew_application(timed: Timed, application: str, offset: float,
     return log
 
 
-def with_burst(log: Log, count: int, stamp: float, at: float) -> Log:
+def with_burst(log: Log, count: int, stamp: float, at: float,
+               application: str = "web") -> Log:
     """``count`` consecutive searches of distinct new clients stamped ``stamp`` (a second
     apart), inserted at the fraction ``at`` of the log."""
     where = int(at * len(log))
     delivery = log[where][0] if where < len(log) else log[-1][0]
     burst = [(delivery, json.dumps({
         "query_id": f"future-{i}", "client_id": f"future-client-{i}", "user_query": "lamp",
-        "timestamp": round((stamp + i) * 1000), "application": "web",
+        "timestamp": round((stamp + i) * 1000), "application": application,
         "query_attributes": {"total_hits": 3}}).encode()) for i in range(count)]
     return log[:where] + burst + log[where:]
 
