@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from alerts.config import Deployment, Routing
+from alerts.config import NEEDS_TRACKING, TRACKING_ALERT, Deployment, Routing
 
 # Alerts that explain every quality alert of the service: while one fires, quality alerts are
 # symptoms, not news.
@@ -33,6 +33,11 @@ def alertmanager_config(deployment: Deployment, routing: Routing) -> dict[str, A
             {"source_matchers": ['severity="critical"'],
              "target_matchers": ['severity="warning"'],
              "equal": ["alertname", "service", "application"]},
+            # broken tracking is an instrumentation incident: for the same application it mutes
+            # every alert whose numbers rest on the front end's events (labelled by its builder)
+            {"source_matchers": [f'alertname="{TRACKING_ALERT}"'],
+             "target_matchers": ['{}="{}"'.format(*NEEDS_TRACKING)],
+             "equal": ["service", "application"]},
         ],
         "receivers": [
             {"name": "pager",

@@ -59,6 +59,11 @@ class Windows:
     ticket_short: str = "30m"  # warning: slower, smaller regressions
     ticket_long: str = "6h"
     baseline_offsets: tuple[str, ...] = ("1w", "2w", "3w")  # baseline = median of these
+    # The traffic-health baselines (event coverage, automated share): the same window a day
+    # earlier too, so a new deployment is judged against its own history after one day, not
+    # three weeks. Neither rate follows the weekly rhythm that the quality rates' baselines
+    # leave out by reading whole weeks back; the median of four lets one bad day pass.
+    health_baseline_offsets: tuple[str, ...] = ("1d", "1w", "2w", "3w")
 
     def pair(self, kind: str) -> tuple[str, str]:
         return (self.page_short, self.page_long) if kind == "page" else \
@@ -85,7 +90,17 @@ class Thresholds:
     min_judged_searches_long_window: int = 200
     # Experiments (sample ratio, guardrails): the collector's experiments.* settings, which the
     # verdict report reads too — see Profile.experiments.
-    # Minimum traffic: fewer searches than this in the long window never page or ticket.
+    # Tracking health (SearchTrackingBroken): event coverage below ×factor of its baseline; with
+    # no baseline yet (a new deployment's first day), below the floor. A lost beacon takes
+    # coverage to ~0; a relevance regression moves it (on a front end that sends no impressions,
+    # coverage ≈ CTR + pagination) by tens of percent, not by half within the hour.
+    event_coverage_drop_factor: float = 0.5
+    event_coverage_floor: float = 0.05
+    # Automated share (SearchAutomatedShareJump): above its baseline by this much (a share of
+    # all searches, in points: a jump from 0 % and one from 50 % read alike).
+    automated_share_rise: float = 0.1
+    # Minimum traffic: fewer searches than this in the long window never page or ticket (the
+    # tracking page counts searches with results, the automated-share ticket all searches).
     min_searches_long_window: int = 200
     min_known_item_searches_long_window: int = 50
     # Traffic cessation: no searches for `cessation_window` while an hour earlier the
@@ -167,6 +182,8 @@ ALERTS: tuple[AlertRow, ...] = (
                              "opens within the hour, not after six"),
     AlertRow("SearchTrafficCessation", "critical", "none", "page_for"),
     AlertRow("SearchTrafficAbsent", "critical", "none", "absent_for"),
+    AlertRow("SearchTrackingBroken", "critical", "page", "page_for"),
+    AlertRow("SearchAutomatedShareJump", "warning", "ticket", "ticket_for"),
     AlertRow("SearchpulseCollectorDown", "critical", "none", "down_for"),
     AlertRow("SearchpulseCollectorAbsent", "critical", "none", "absent_for"),
     AlertRow("SearchpulseEventsStale", "critical", "none", "down_for"),
@@ -176,6 +193,11 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchpulseStoreFlushFailing", "warning", "ticket", "ticket_for"),
 )
 _SEVERITY_WINDOWS = {"critical": "page", "warning": "ticket"}
+# While the tracking page fires for an application, Alertmanager mutes that application's
+# alerts whose rules carry this label (alerts/rules/ sets it where a builder's Built says
+# needs_tracking: the alerts whose numbers rest on the front end's events).
+TRACKING_ALERT = "SearchTrackingBroken"
+NEEDS_TRACKING = ("needs", "tracking")
 
 
 @dataclass(frozen=True)
@@ -218,9 +240,10 @@ class Profile:
 _BOUNDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(("zero_result_rate_critical", "zero_result_rate_warning",
                      "known_item_zero_result_rate_critical", "latency_quantile",
-                     "judged_coverage_min", "invalid_record_ratio_warning"),
+                     "judged_coverage_min", "invalid_record_ratio_warning",
+                     "event_coverage_floor", "automated_share_rise"),
                     (lambda v: 0 < v < 1, "a share between 0 and 1 (exclusive)")),
-    **dict.fromkeys(("ctr_drop_factor", "judged_ndcg_drop_factor"),
+    **dict.fromkeys(("ctr_drop_factor", "judged_ndcg_drop_factor", "event_coverage_drop_factor"),
                     (lambda v: 0 < v < 1, "a drop factor between 0 and 1 (exclusive)")),
     **dict.fromkeys(("zero_result_baseline_factor", "reformulation_rise_factor",
                      "abandonment_rise_factor"),
@@ -239,10 +262,13 @@ def check(profile: Profile) -> None:
     """Rejects a profile whose rows, windows or thresholds are impossible or contradict each
     other; names the culprit."""
     _check_thresholds(profile.thresholds)
-    for offset in profile.windows.baseline_offsets:
-        if not _DURATION.fullmatch(offset):
-            raise ConfigError(f"alerts.windows.baseline_offsets: {offset!r} is not a duration "
-                              "like 1w")
+    for name in ("baseline_offsets", "health_baseline_offsets"):
+        offsets = getattr(profile.windows, name)
+        if not offsets:
+            raise ConfigError(f"alerts.windows.{name}: needs at least one duration like 1w")
+        for offset in offsets:
+            if not _DURATION.fullmatch(offset):
+                raise ConfigError(f"alerts.windows.{name}: {offset!r} is not a duration like 1w")
     _check_durations("routing", profile.routing)
     for item in ("runbook_base", "grafana_base", "pager_url", "ticket_url"):
         url = getattr(profile.deployment, item)

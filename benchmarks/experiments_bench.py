@@ -51,7 +51,7 @@ from collector.series.units import ExperimentUnits, UnitTracker
 from collector.sources.simulator import SimulationSpec, Simulator
 from feedback.experiments.verdicts import verdicts
 
-CTR = "clicked_searches_per_searches_with_results"
+CTR = "clicked_searches_per_tracked_searches_with_results"
 Z = 1.959963984540054
 
 

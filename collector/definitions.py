@@ -100,6 +100,11 @@ SEARCHES_WITH_EVENTS = _quality(
     "searches_with_events_total", "counter", "with_events",
     "Searches with results that received any event (impression, click, conversion or a next "
     "page) by their decision, windows.abandonment_s after them.")
+UNTRACKED_SEARCHES = _quality(
+    "untracked_searches_total", "counter", "untracked",
+    "Searches with results that received no event while their application's event coverage had "
+    "collapsed (broken tracking): in searches and the zero-result rate, in no denominator of "
+    "an event-based rate (CTR, abandonment, conversion), store row or experiment statistic.")
 CLICKS_BEYOND_RESULTS = _quality(
     "clicks_beyond_results_total", "counter", "clicks_beyond_results",
     "Clicks at a position past the results their page listed: tracking that does not match "
@@ -117,7 +122,7 @@ QUALITY_COUNTERS = (
     _quality("conversions_total", "counter", "conversions",
              "Conversion events attributed to searches with results."),
     ABANDONED_SEARCHES, ZERO_RESULT_EXITS, RECIPROCAL_RANK, KEYSTROKE_RECORDS,
-    SEARCHES_WITH_EVENTS, CLICKS_BEYOND_RESULTS,
+    SEARCHES_WITH_EVENTS, CLICKS_BEYOND_RESULTS, UNTRACKED_SEARCHES,
 )
 REFORMULATED_SEARCHES = _quality(
     "reformulated_searches_total", "counter", "reformulated",
@@ -210,6 +215,11 @@ INVALID_RECORDS = Family(PREFIX + "invalid_records_total", "counter",
 DEAD_LETTERED_RECORDS = Family(PREFIX + "dead_lettered_records_total", "counter",
                                "Records written to the dead-letter destination, by reason.",
                                ("reason",))
+REPEATED_RECORDS = Family(
+    PREFIX + "repeated_records_total", "counter",
+    "Records of a replayed input that repeat an earlier range of the same input (a log "
+    "concatenated with itself, a rotation that copied lines into the next file): recognised "
+    "and not counted again.")
 # (family, the ``PipelineStats`` attribute of its counts by reason)
 PIPELINE_REASONS = (
     (INVALID_RECORDS, "invalid"),
@@ -253,7 +263,8 @@ STATE_GAUGES = tuple(
         ("watermark_timestamp_seconds",
          "Event time up to which outcomes are decided (Unix seconds)."),
         ("open_sessions", "Sessions with at least one search still attributable."),
-        ("pending_searches", "Searches whose abandonment / zero-result exit is not decided yet."),
+        ("pending_searches",
+         "Query records not decided yet: searches are counted at their decision."),
         ("tracked_searches", "Searches and result pages still attributable (in memory)."),
         ("buffered_records", "Records waiting in the event-time ordering buffer."),
     ))
@@ -298,6 +309,10 @@ KAFKA_COUNTS = (
      "commit_failures"),
     (Family(PREFIX + "kafka_rebalances_total", "counter", "Partition assignment changes."),
      "rebalances"),
+    (Family(PREFIX + "kafka_topic_recreations_total", "counter",
+            "Topics found recreated under their name (another Kafka topic id than the one the "
+            "checkpoint or the store holds): the old topic's offsets are not applied to the "
+            "new one."), "topic_recreations"),
 )
 KAFKA_ASSIGNED = Family(PREFIX + "kafka_assigned_partitions", "gauge", "Partitions assigned.")
 KAFKA_REPLAYING = Family(PREFIX + "kafka_replaying_partitions", "gauge",
@@ -320,7 +335,7 @@ FAMILIES = (
     DEBIASED_CLICKS, INTERLEAVING_WINS, INTERLEAVING_TIES, INTERLEAVING_UNATTRIBUTED,
     EXPERIMENT_UNITS, EXPERIMENT_WITHOUT_CLIENT_ID, *BUCKET_COUNTS,
     EXPERIMENT_INTERLEAVING_WINS, EXPERIMENT_INTERLEAVING_TIES,
-    RECORDS, *(family for family, _ in PIPELINE_REASONS), CLIENT_CLOCK_OFFSET,
+    RECORDS, REPEATED_RECORDS, *(family for family, _ in PIPELINE_REASONS), CLIENT_CLOCK_OFFSET,
     LABEL_VALUES_FOLDED, *(family for family, _ in STATE_GAUGES), TOP_ZERO_RESULT_QUERIES,
     TOP_ZERO_RESULT_QUERIES_WITHHELD, BUILD_INFO,
     STORE_FLUSHES, STORE_FLUSH_FAILURES, STORE_ROWS_WRITTEN, STORE_ROWS_WAITING,
@@ -344,9 +359,14 @@ class Count:
     attribute: str = ""
     difference: tuple[str, str] | None = None
     total: tuple[str, str] | None = None
+    # 0 where totals do not carry it: the store's rows (which hold no untracked search) and
+    # the scrapes of a collector from before it was counted
+    optional: bool = False
 
 
 WITH_RESULTS = "searches_with_results"
+# Searches with results whose events could arrive: the denominator of every event-based rate.
+TRACKED = "tracked_searches_with_results"
 ALL_SEARCHES = "all_searches"
 COUNTS = {count.name: count for count in (
     Count("searches", SEARCHES.name, "searches"),
@@ -380,6 +400,10 @@ COUNTS = {count.name: count for count in (
     # Searches people meant and automated searches together: what a front end sent as searches.
     Count(ALL_SEARCHES, attribute=ALL_SEARCHES, total=("searches", "automated_searches")),
     Count("searches_with_events", SEARCHES_WITH_EVENTS.name, "with_events"),
+    Count("untracked_searches", UNTRACKED_SEARCHES.name, "untracked", optional=True),
+    # Searches with results − untracked searches (docs/metrics.md, "Tracking health").
+    Count(TRACKED, attribute="tracked_with_results",
+          difference=(WITH_RESULTS, "untracked_searches")),
     Count("clicks_beyond_results", CLICKS_BEYOND_RESULTS.name, "clicks_beyond_results"),
 )}
 
@@ -412,14 +436,15 @@ class Rate:
 
 ZERO_RESULT_RATE = Rate("zero_result_rate", "zero_result_searches", "searches",
                         "Zero-result rate", "zero-result searches / searches", panel=2)
-CTR = Rate("ctr", "clicked_searches", WITH_RESULTS, "CTR",
-           "clicked searches / searches with results", panel=4)
+CTR = Rate("ctr", "clicked_searches", TRACKED, "CTR",
+           "clicked searches / tracked searches with results", panel=4)
 REFORMULATION_RATE = Rate("reformulation_rate", "reformulated_searches", "searches",
                           "Reformulation rate", "reformulated searches / searches", panel=5)
-ABANDONMENT_RATE = Rate("abandonment_rate", "abandoned_searches", WITH_RESULTS,
-                        "Abandonment rate", "abandoned searches / searches with results", panel=6)
-CONVERSION_RATE = Rate("conversion_rate", "converted_searches", WITH_RESULTS, "Conversion rate",
-                       "converted searches / searches with results")
+ABANDONMENT_RATE = Rate("abandonment_rate", "abandoned_searches", TRACKED,
+                        "Abandonment rate", "abandoned searches / tracked searches with results",
+                        panel=6)
+CONVERSION_RATE = Rate("conversion_rate", "converted_searches", TRACKED, "Conversion rate",
+                       "converted searches / tracked searches with results")
 ZERO_RESULT_EXIT_RATE = Rate("zero_result_exit_rate", "zero_result_exits",
                              "zero_result_searches", "Zero-result exit rate",
                              "zero-result exits / zero-result searches")
@@ -438,11 +463,11 @@ JUDGED_COVERAGE_MEAN = Rate("judged_coverage_at_10", "judged_coverage_at_10", "j
 JUDGED_SHARE = Rate("judged_share", "judged_searches", "searches", "Judged share of traffic",
                     "judged searches / searches")
 # clicks per search with results, raw and inverse-propensity weighted (not proportions)
-CLICKS_PER_SEARCH = Rate("clicks_per_search", "clicks", WITH_RESULTS, "Clicks per search",
-                         "clicks / searches with results", unit="none")
-DEBIASED_CLICKS_PER_SEARCH = Rate("debiased_clicks_per_search", "debiased_clicks", WITH_RESULTS,
+CLICKS_PER_SEARCH = Rate("clicks_per_search", "clicks", TRACKED, "Clicks per search",
+                         "clicks / tracked searches with results", unit="none")
+DEBIASED_CLICKS_PER_SEARCH = Rate("debiased_clicks_per_search", "debiased_clicks", TRACKED,
                                   "Debiased clicks per search",
-                                  "debiased clicks / searches with results", unit="none")
+                                  "debiased clicks / tracked searches with results", unit="none")
 # the experiments' latency guardrail: per unit bucket only (collector/series/units.py)
 SLOW_SEARCH_SHARE = Rate("slow_search_share", "slow_searches", "timed_searches",
                          "Slow-search share",
@@ -476,6 +501,8 @@ def count_of(totals: Mapping[str, Any], count: str) -> Any:
     if definition.total:
         one, other = definition.total
         return count_of(totals, one) + count_of(totals, other)
+    if definition.optional:
+        return totals.get(definition.attribute, 0)
     return totals[definition.attribute]
 
 

@@ -29,7 +29,11 @@ _HEADLINES = (("searches", "searches", "{:,}"), ("zero-result rate", "zero_resul
               ("CTR", "ctr", "{:.1%}"), ("reformulation rate", "reformulation_rate", "{:.1%}"),
               ("abandonment rate", "abandonment_rate", "{:.1%}"),
               ("mean time to first click", "mean_time_to_first_click_s", "{:.1f} s"),
-              ("MRR of first clicks", "mrr_first_click", "{:.3f}"))
+              ("MRR of first clicks", "mrr_first_click", "{:.3f}"),
+              # what the demo's web front end sends beside people's searches (README.md)
+              ("keystrokes per search", "keystrokes_per_search", "{:.2f}"),
+              ("automated share", "automated_share", "{:.1%}"),
+              ("event coverage", "event_coverage", "{:.1%}"))
 
 
 class LiveView:

@@ -53,7 +53,10 @@ from collector.series.quality import SeriesTable, reset_series
 from collector.series.strata import StrataClassifier
 from collector.series.units import UnitTracker, reset_experiment
 from collector.series.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
-from collector.sessions.sessionizer import ACTIONS, EXPOSURE, PageAlias, Sessionizer
+from collector.sessions.automated import AutomatedClients
+from collector.sessions.search import PageAlias
+from collector.sessions.sessionizer import ACTIONS, EXPOSURE, Sessionizer
+from collector.sessions.tracking import TrackingHealth
 from collector.store.query_stats import QueryStats
 
 _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end of each call):
@@ -62,6 +65,9 @@ LATE = "late"
 ORPHAN = "orphan"
 _SUSPECT = 2  # _expose: an exposure stamped further from its search than exposures are
 _QUERY, _EVENT = acc.QUERY, acc.EVENT
+# Query ids of buffered searches an exposure was applied ahead of, kept at most (then pruned
+# to the searches still buffered): bounds what searches that never come can leave behind.
+_MAX_EXPOSED_EARLY = 65_536
 # A buffered record: sorted by time, then queries before events, then content, then arrival.
 Entry = tuple[float, int, str, bytes, int, WireRecord]
 
@@ -103,6 +109,15 @@ class Engine:
                 min_clients=config["privacy.min_distinct_clients"]),
             query_stats=query_stats,
             team_attribute=bool(config["events.team_attribute"]),
+            keystroke_gap_s=config["intents.keystroke_gap_s"],
+            max_edit=config["intents.max_edit"],
+            typed_whole=frozenset(config["intents.off_applications"]),
+            automated=AutomatedClients(
+                config["automated.window_s"], config["automated.max_searches"],
+                config["automated.max_repeats"], config["automated.max_silent"],
+                config["automated.client_patterns"], config["automated.human_client_patterns"],
+                config["automated.max_clients"]),
+            tracking=TrackingHealth(config["tracking.untracked_below"]),
         )
         if judgments is None and config["judgments.file"]:
             judgments = JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
@@ -290,7 +305,10 @@ class Engine:
         target = self.sessions.searches.get(rec.query_id)
         if target is None:
             return None
-        return (target.search if target.__class__ is PageAlias else target).series.application
+        search = target.search if target.__class__ is PageAlias else target
+        if search.record is not None:  # undecided: its query record
+            return search.record.application
+        return search.series.application if search.series is not None else None
 
     def _sample_lead(self, ts: float, kind: int, rec: WireRecord, at: float) -> None:
         """A sampled record's lead over where the stream was at its arrival (``at``), by its
@@ -585,6 +603,10 @@ class Engine:
             return 0  # an orphan, or a page whose search may not be tracked
         if ts < search_ts:  # stamped before its search: applied at it
             self.stats.retimed[acc.BEFORE_SEARCH] += 1
+        early = sessions.exposed_early  # its search received an event: tracking health
+        if len(early) >= _MAX_EXPOSED_EARLY:  # ids of searches never applied (late, lost)
+            early.intersection_update(self.pending)
+        early.add(key)
         self.stats.records[_EVENT][acc.ACCEPTED] += 1
         return 1
 
@@ -815,7 +837,7 @@ class Engine:
                                 else:
                                     self._push(entry)
                                 continue
-                            self._dead_letter(raw, ORPHAN, f"no tracked search {key!r}")
+                            self._orphan(rec, raw, key)
                 except Exception as error:  # one record's failure is that record's
                     self._unexpected(kind, raw, error)
                     continue
@@ -860,6 +882,13 @@ class Engine:
         self.stats.records[kind][acc.INVALID] += 1
         self.stats.invalid[reason] += 1
         self._dead_letter(raw, reason, f"{type(error).__name__}: {error}"[:500])
+
+    def _orphan(self, rec: WireRecord, raw: bytes, key: str) -> None:
+        """An event whose search was never seen (or is gone): kept, and counted per
+        application (tracking health: a front end whose query records are lost)."""
+        application = self.table.application.resolve(rec.application)
+        self.stats.events_without_search[application] += 1
+        self._dead_letter(raw, ORPHAN, f"no tracked search {key!r}")
 
     def _dead_letter(self, raw: bytes, reason: str, detail: str) -> None:
         self.stats.dead_lettered[reason] += 1

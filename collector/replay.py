@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
 from tqdm import tqdm
 
+from collector import definitions as d
 from collector.config import Config
 from collector.engine import Engine
 from collector.errors import StoreError
@@ -25,10 +29,11 @@ from collector.sources.files import (
     open_inputs,
     read_batches,
 )
-from collector.store.replay_progress import ReplayProgress
+from collector.store.replay_progress import ReplayProgress, input_name
 from collector.store.store_writer import StoreWriter
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # Stores written before input positions were recorded (store_inputs) marked each input they
 # held as a store_offsets row of this group, topic = a fingerprint of its file's bytes: such an
@@ -64,9 +69,12 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         else:
             input_error = _mismatch_refused(writer, lambda: feed(
                 engine, paths, progress, inputs, tracker.until,
-                lambda batches: _into_store(engine, batches, writer, tracker)))
+                lambda batches: _into_store(engine, batches, writer, tracker),
+                resumable=True))
             _mismatch_refused(writer, tracker.finish)
-            if not writer.flush([engine.query_stats], wait=True, inputs=tracker.marks()):
+            # after a break the replay stays unfinished, as a crash there would leave it
+            marks = tracker.marks(engine.final_before() if input_error else None)
+            if not writer.flush([engine.query_stats], wait=True, inputs=marks):
                 raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
     finally:
         if dead_letters:
@@ -75,23 +83,56 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
             writer.close()
     if metrics_out:
         with open(metrics_out, "wb") as handle:
-            handle.write(exposition(engine))
+            handle.write(exposition(engine, inputs))
     summary = replay_summary(engine)
     if tracker is not None and tracker.held:
         summary["already_in_store"] = tracker.held
+    repeated = repeated_ranges(inputs)
+    if repeated:
+        summary["repeated_records"] = repeated
     if input_error:
         summary["input_error"] = input_error
+        if tracker is not None:
+            summary["searches_left_open"] = engine.sessions.pending
+            log.warning("the store records this replay as unfinished: the %d searches open "
+                        "where the input broke off are decided when the same command is run "
+                        "with the input whole", engine.sessions.pending)
     return summary
+
+
+def repeated_ranges(inputs: list[Input]) -> dict[str, dict]:
+    """Per input with repeated ranges: how many records repeat, and each range (positions
+    from the input's start, the last one excluded) with where its original starts. Each is
+    logged once."""
+    named = {}
+    for source in inputs:
+        ranges = source.repeats.found()
+        if not ranges:
+            continue
+        name = input_name(source.path)
+        named[name] = {"records": sum(r.end - r.start for r in ranges),
+                       "ranges": [{"from": r.start, "to": r.end, "repeats_from": r.source}
+                                  for r in ranges]}
+        for r in ranges:
+            log.warning("input %s: records %d to %d repeat its records %d to %d (the same "
+                        "content again): counted once", name, r.start, r.end - 1, r.source,
+                        r.source + r.end - r.start - 1)
+    return named
 
 
 def feed(engine: Engine, paths: list[str], progress: bool = False,
          inputs: list[Input] | None = None, until: int | None = None,
-         process: Callable[[Iterator[list[bytes]]], None] | None = None) -> str | None:
+         process: Callable[[Iterator[list[bytes]]], None] | None = None,
+         resumable: bool = False) -> str | None:
     """Every record of ``paths`` through ``engine`` (``process``: how, batch by batch; default
     each batch in turn), then close it; the message of an input that could not be read to its
     end (what was read before is applied), else None. ``inputs``: ``paths`` opened already;
-    ``until``: where a resumed replay catches up (files.read_batches)."""
-    batches = read_batches(inputs if inputs is not None else open_inputs(paths), until)
+    ``until``: where a resumed replay catches up (files.read_batches). ``resumable`` (a
+    replay into a store): an input that breaks off ends every input there and the engine is
+    not closed — the searches open at the break stay open, to be decided when the replay is
+    finished with the intact input, as one clean replay decides them."""
+    batches = read_batches(inputs if inputs is not None else open_inputs(paths), until,
+                           stop_at_break=resumable)
     run = process or (lambda records: _each(engine, records))
     input_error = None
     try:
@@ -103,7 +144,8 @@ def feed(engine: Engine, paths: list[str], progress: bool = False,
             run(batches)
     except InputError as error:
         input_error = str(error)
-    engine.close()
+    if not (resumable and input_error):
+        engine.close()
     return input_error
 
 
@@ -168,12 +210,25 @@ def _fingerprint(path: str) -> str:
     return "input:" + digest.hexdigest()
 
 
-def exposition(engine: Engine) -> bytes:
-    """The engine's metrics in the Prometheus text format, as a scrape would see them."""
+def exposition(engine: Engine, inputs: list[Input] | None = None) -> bytes:
+    """The engine's metrics in the Prometheus text format, as a scrape would see them; with
+    ``inputs``, their repeated records too."""
     registry = CollectorRegistry()
     if engine.examination is not None:
         registry.register(ExaminationCollector(engine.examination))
+    if inputs is not None:
+        registry.register(RepeatsCollector(inputs))
     return Exposition(engine.view, registry).render()
+
+
+class RepeatsCollector(Collector):
+    """``searchpulse_repeated_records_total``: the records of the inputs' repeated ranges."""
+
+    def __init__(self, inputs: list[Input]) -> None:
+        self.inputs = inputs
+
+    def collect(self) -> Iterable[Metric]:
+        yield d.REPEATED_RECORDS.metric(sum(i.repeats.repeated for i in self.inputs))
 
 
 def _counting_bytes(batches: Iterable[list[bytes]], bar: tqdm) -> Iterator[list[bytes]]:

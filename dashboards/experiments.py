@@ -134,15 +134,13 @@ def _interval_panels(profile: Profile) -> list[Builder[Panel]]:
         f"over the last {ticket}, with its 95 % interval clustered by client; the guardrail "
         "reads the difference from the control.", "percentunit",
         q.variant_interval(d.SLOW_SEARCH_SHARE.ratio, ticket), (8, 12, 0, 64)))
-    for panel_id, (title, ratio, y) in enumerate((
-            ("Reformulation rate", "reformulated_searches_per_searches", (12, 64)),
-            ("Abandonment rate", "abandoned_searches_per_searches_with_results", (0, 72)),
-            ("Conversion rate", "converted_searches_per_searches_with_results", (12, 72))),
-            start=17):
+    for panel_id, (rate, y) in enumerate(((d.REFORMULATION_RATE, (12, 64)),
+                                           (d.ABANDONMENT_RATE, (0, 72)),
+                                           (d.CONVERSION_RATE, (12, 72))), start=17):
         panels.append(series_panel(
-            panel_id, f"{title} by variant, 95 % interval", f"{title} per variant over the "
-            f"last {page_long}, with its 95 % interval clustered by client.",
-            "percentunit", q.variant_interval(ratio, page_long), (8, 12, *y)))
+            panel_id, f"{rate.title} by variant, 95 % interval", f"{rate.title} per variant "
+            f"over the last {page_long}, with its 95 % interval clustered by client.",
+            "percentunit", q.variant_interval(rate.ratio, page_long), (8, 12, *y)))
     return panels
 
 

@@ -8,6 +8,7 @@ from grafana_foundation_sdk.models.dashboard import Panel
 
 from alerts.config import Profile, percentile
 from alerts.rules import PANELS
+from alerts.rules.recordings import HEALTH_RATES
 from collector import definitions as d
 from dashboards import queries as q
 from dashboards.panels import (
@@ -46,10 +47,11 @@ def build(profile: Profile):
                          .datasource(DATASOURCE).enable(True).icon_color("red")
                          .expr(q.ALERT_ANNOTATIONS)))
     overview = variables(overview)
-    # grid rows: the headline (0-12), the rates by application and stratum (12-52), clicks
-    # (52-60), judged relevance (60-68)
+    # grid rows: the headline with the traffic-health stats (0-12), the rates by application
+    # and stratum (12-52), clicks (52-60), judged relevance (60-68), traffic health (68-84)
     for panel in (*_headline_panels(profile), *_breakdown_panels(top=12),
-                  *_click_panels(top=52), *_judged_panels(top=60)):
+                  *_click_panels(top=52), *_judged_panels(top=60),
+                  *_health_panels(profile, top=68)):
         overview = overview.with_panel(panel)
     return overview
 
@@ -85,6 +87,20 @@ def _headline_panels(profile: Profile) -> list[Builder[Panel]]:
     panels.append(stat_panel(
         9, "Firing alerts", "searchpulse alerts firing now.", "short", q.FIRING_ALERTS,
         (4, 4, 8, 4), red_above(1)))
+    # below them, what the front ends send beside their searches: is a CTR drop tracking?
+    floor = t.event_coverage_floor
+    health = {d.EVENT_COVERAGE: (f" Red below {floor:.0%}, where the tracking page fires "
+                                 "before an application has a baseline.",
+                                 thresholds((None, "red"), (floor, "green"))),
+              d.AUTOMATED_SHARE: (" In no quality rate.", None),
+              d.KEYSTROKES_PER_SEARCH: (" Query records a search-as-you-type front end sent "
+                                        "while the search was typed.", None)}
+    for column, rate in enumerate(HEALTH_RATES):
+        note, steps = health[rate]
+        panels.append(stat_panel(
+            28 + column, rate.title, f"{rate.definition.capitalize()} {window}.{note}",
+            rate.unit, q.recorded(rate, profile.windows.page_short), (4, 4, 4 * column, 8),
+            steps))
     panels.append(table_panel(
         10, "Top zero-result queries", "The most frequent zero-result queries per application "
         "over the last 15 minutes of event time: only queries no personal-data detector fires "
@@ -155,4 +171,50 @@ def _judged_panels(top: int) -> list[Builder[Panel]]:
         "query stratum.", "none",
         [(q.ratio(d.JUDGED_NDCG_MEAN, by="stratum"), "NDCG@10 {{stratum}}"),
          (q.ratio(d.JUDGED_ERR_MEAN, by="stratum"), "ERR@10 {{stratum}}")], (8, 8, 16, top)))
+    return panels
+
+
+def _health_panels(profile: Profile, top: int) -> list[Builder[Panel]]:
+    """Tracking health and automated traffic per application, at grid row ``top``: the panels
+    the tracking page and the automated-share ticket open, and the signals that confirm them."""
+    t, windows = profile.thresholds, profile.windows
+    baseline = (f"its baseline (the median of the same {windows.page_long} window "
+                f"{', '.join(windows.health_baseline_offsets)} earlier)")
+    panels: list[Builder[Panel]] = []
+    panels.append(series_panel(
+        PANELS["tracking"], "Event coverage by application", "Searches with results that "
+        "received any event (impression, click, conversion, next page) by their decision, per "
+        f"application, with the same time a week ago. SearchTrackingBroken pages when it falls "
+        f"below ×{t.event_coverage_drop_factor} of {baseline} while searches go on, or below "
+        f"the line ({t.event_coverage_floor:.0%}) before there is one.", "percentunit",
+        _with_last_week(q.ratio(d.EVENT_COVERAGE, "application"), "{{application}}"),
+        (8, 12, 0, top), thresholds((None, "red"), (t.event_coverage_floor, "green"))))
+    panels.append(series_panel(
+        PANELS["automated_traffic"], "Automated share by application", "Searches of clients "
+        "found automated (crawlers, monitors, load tests) / all searches, per application, "
+        "with the same time a week ago: they are in no quality rate. SearchAutomatedShareJump "
+        f"tickets when it is more than {t.automated_share_rise * 100:g} points of all searches "
+        f"above its baseline over {windows.ticket_short} and {windows.ticket_long}.",
+        "percentunit",
+        _with_last_week(q.ratio(d.AUTOMATED_SHARE, "application"), "{{application}}"),
+        (8, 12, 12, top)))
+    panels.append(series_panel(
+        31, "Automated searches by reason", "Automated searches per second by application "
+        "and the rule that found their client: declared (automated.client_patterns), rate, "
+        "repetitive, silent (docs/metrics.md, Automated traffic).", "reqps",
+        [(q.AUTOMATED_BY_REASON, "{{application}}: {{reason}}")], (8, 8, 0, top + 8)))
+    panels.append(series_panel(
+        32, "Keystrokes per search by application", "Query records that were keystrokes of "
+        "the search after them, per search (search as you type; 0 for a front end that sends "
+        "only submitted queries).", "none",
+        [(q.ratio(d.KEYSTROKES_PER_SEARCH, "application"), "{{application}}")],
+        (8, 8, 8, top + 8)))
+    panels.append(series_panel(
+        33, "Events without a search and clicks beyond the results", "Tracking that does not "
+        "match the searches, per second and application: events naming a query_id no query "
+        "record was seen for (query records lost, ids changed), and clicks at a position past "
+        "the results their page listed.", "reqps",
+        [(q.EVENTS_WITHOUT_SEARCH_PER_S, "without a search {{application}}"),
+         (q.CLICKS_BEYOND_RESULTS_PER_S, "beyond the results {{application}}")],
+        (8, 8, 16, top + 8)))
     return panels

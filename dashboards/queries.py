@@ -9,7 +9,8 @@ Every ratio is Σ numerator / Σ denominator, and `(… > 0)` turns a zero denom
 
 from __future__ import annotations
 
-from alerts.rules import count_name
+from alerts.rules import count_name, derivation
+from alerts.rules.traffic import EVENTS_WITHOUT_SEARCH
 from collector import definitions as d
 from collector.definitions import COUNTS, Rate
 
@@ -27,12 +28,16 @@ def rate(metric: str, by: str = "", selector: str = FILTER) -> str:
 
 def _count_rate(count: str, by: str, selector: str) -> str:
     """The per-second rate of a count of collector/definitions.py (a derived one, searches
-    with results, as the difference of its two counters)."""
-    definition = COUNTS[count]
-    if definition.difference:
-        whole, part = (_count_rate(c, by, selector) for c in definition.difference)
-        return f"({whole} - {part})"
-    return rate(definition.sample, by, selector)
+    with results or all searches, as the difference or sum of its two counters)."""
+    derived = derivation(count)
+    if derived:
+        operator, parts = derived
+        one, other = (_count_rate(c, by, selector) for c in parts)
+        return f"({one} {operator} {other})"
+    if COUNTS[count].optional:  # 0 where a collector (of an older version) does not expose it
+        return (f"({rate(COUNTS[count].sample, by, selector)} or 0 * "
+                f"{_count_rate('searches', by, selector)})")
+    return rate(COUNTS[count].sample, by, selector)
 
 
 def ratio(of: Rate, by: str = "", selector: str = FILTER) -> str:
@@ -105,6 +110,13 @@ TIME_TO_FIRST_CLICK = ("histogram_quantile(0.5, sum by (le) (rate("
                        f"{d.TIME_TO_FIRST_CLICK.name}_bucket{{{FILTER}}}"
                        "[$__rate_interval])))")
 MRR = ratio(d.MRR)
+# Traffic health per application: automated searches by the rule that found them; events for
+# queries never seen (no series until the collector counts one: 0 for an application that
+# searches) and clicks past the results shown.
+AUTOMATED_BY_REASON = rate(d.AUTOMATED_SEARCHES.name, "application, reason")
+EVENTS_WITHOUT_SEARCH_PER_S = (f"{rate(EVENTS_WITHOUT_SEARCH.name, 'application', APP)} or "
+                               f"0 * {rate(d.SEARCHES.name, 'application', APP)}")
+CLICKS_BEYOND_RESULTS_PER_S = rate(d.CLICKS_BEYOND_RESULTS.name, "application", APP)
 
 # Collector health (no application filter: these describe the pipeline).
 RECORDS_BY_OUTCOME = rate(d.RECORDS.name, "outcome", SCOPE)

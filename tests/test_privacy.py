@@ -52,6 +52,9 @@ def records(ubi: UBI, start: float = 0.0) -> list[bytes]:
     texts += [(text, 1) for text in ONE_CLIENT]
     texts += [(text, 0) for text in WITHOUT_CLIENT_ID]
     for round_ in range(CLIENTS):
+        # rounds at irregular intervals: one client repeating its query on a schedule, never
+        # clicking, would be a monitor (automated: docs/metrics.md), in no top-K or store row
+        at += 10.0 * round_ ** 2
         for n, (text, clients) in enumerate(texts):
             at += 1.0
             if clients:
@@ -150,10 +153,15 @@ def test_feedback_counts_what_it_withheld(tmp_path, capsys):
 
 def test_k_anonymity_on_metrics_counts_distinct_clients_not_searches():
     ubi = UBI()
-    stream = [ubi.query(f"a{i}", "lonely query", i, client="one", hits=()) for i in range(50)]
-    stream += [ubi.query(f"b{i}", "shared query", 60 + i, client=f"c{i % 3}", hits=())
+    # one person typing it 20 times, at irregular times more than intents.keystroke_gap_s
+    # apart (on a schedule, or 30 times in ten minutes without a click, it would be
+    # automated; within 5 s, keystrokes of one search: docs/metrics.md)
+    times = [sum(6 + (j * 7) % 11 for j in range(i)) for i in range(20)]
+    stream = [ubi.query(f"a{i}", "lonely query", at, client="one", hits=())
+              for i, at in enumerate(times)]
+    stream += [ubi.query(f"b{i}", "shared query", 400 + 10 * i, client=f"c{i % 3}", hits=())
                for i in range(6)]
-    stream += [ubi.query(f"d{i}", "pair query", 70 + i, client=f"d{i % 2}", hits=())
+    stream += [ubi.query(f"d{i}", "pair query", 405 + 10 * i, client=f"d{i % 2}", hits=())
                for i in range(6)]
     engine = Engine(load_config(environ={}))
     engine.process_all(stream)

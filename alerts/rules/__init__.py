@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from alerts.config import AlertRow, Profile
+from alerts.config import NEEDS_TRACKING, AlertRow, Profile
 from alerts.rules import experiments, judged, pipeline, quality, traffic  # register builders
 from alerts.rules.recordings import (
     BUILDERS,
@@ -22,12 +22,13 @@ from alerts.rules.recordings import (
     Recordings,
     Rule,
     count_name,
+    derivation,
 )
 from collector import definitions as d
 from collector.errors import ConfigError
 from collector.series.experiment_stats import RATES
 
-__all__ = ["PANELS", "Recordings", "alert_rule", "count_name", "rule_groups"]
+__all__ = ["PANELS", "Recordings", "alert_rule", "count_name", "derivation", "rule_groups"]
 # the rule groups, one module each: importing them registers their builders in BUILDERS
 RULE_GROUPS = (quality, judged, experiments, traffic, pipeline)
 
@@ -40,12 +41,15 @@ def alert_rule(profile: Profile, row: AlertRow, built: Built) -> Rule:
     panel = f"{profile.deployment.grafana_base}/d/{built.dashboard}?viewPanel={PANELS[built.panel]}"
     if built.per_application:
         panel += "&var-application={{ $labels.application }}"
+    labels = {"severity": row.severity, "service": "searchpulse", "kind": built.kind}
+    if built.needs_tracking:
+        labels.update([NEEDS_TRACKING])
     return {
         "alert": row.name,
         "expr": built.expr,
         "for": profile.duration(row.for_),
         "keep_firing_for": profile.duration(row.keep_firing_for),
-        "labels": {"severity": row.severity, "service": "searchpulse", "kind": built.kind},
+        "labels": labels,
         "annotations": {
             "summary": built.summary,
             "description": built.description,

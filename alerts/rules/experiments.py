@@ -40,7 +40,7 @@ def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"explains it with p < 0.001 (chi-square {{{{ $value | printf \"%.1f\" }}}}): a "
         f"sample-ratio mismatch. Assignment or logging is broken for one variant, and every "
         f"comparison between them is biased until fixed.",
-        "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD)
+        "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD, needs_tracking=False)
 
 
 def _non_inferiority(rate: Rate, noun: str, summary: str, panel: str) -> Builder:
@@ -64,7 +64,7 @@ def _non_inferiority(rate: Rate, noun: str, summary: str, panel: str) -> Builder
             f"{design.control_variant} variant ({{{{ $value | humanizePercentage }}}} over "
             f"{window}) is above the non-inferiority margin ({margin:.0%}): the variant is "
             f"worse on a guardrail, whatever it wins elsewhere.",
-            panel, dashboard=EXPERIMENTS_DASHBOARD)
+            panel, dashboard=EXPERIMENTS_DASHBOARD, needs_tracking=True)
 
     return build
 

@@ -39,7 +39,7 @@ def _judged_drop(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"baseline (median of the same {long} window {weeks_ago(profile)}): "
         f"{baseline_text(r_long, three_digits)}. The ranking of judged queries changed "
         f"for the worse: check ranking deploys first.",
-        d.JUDGED_NDCG_MEAN.key)
+        d.JUDGED_NDCG_MEAN.key, needs_tracking=True)
 
 
 @builds("SearchJudgmentSetStale")
@@ -56,4 +56,4 @@ def _judgments_stale(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"{{{{ $labels.application }}}} show has a grade, over {short} and {long} (floor "
         f"{floor:.0%}): judged NDCG is measuring a catalogue that no longer exists. Re-pool: "
         f"`searchpulse feedback` lists judged queries with low coverage.",
-        d.JUDGED_COVERAGE_MEAN.key)
+        d.JUDGED_COVERAGE_MEAN.key, needs_tracking=False)

@@ -18,7 +18,7 @@ from collector import definitions as d
 
 def _pipeline(expr: str, summary: str, description: str, panel: str) -> Built:
     return Built(expr, summary, description, panel, kind="pipeline", dashboard=HEALTH_DASHBOARD,
-                 per_application=False)
+                 per_application=False, needs_tracking=False)
 
 
 @builds("SearchpulseCollectorDown")

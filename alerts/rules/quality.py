@@ -43,7 +43,7 @@ def _zero_result(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"Zero-result rate of {{{{ $labels.application }}}} is {{{{ $value | humanizePercentage "
         f"}}}} over {short} (objective {threshold:.0%}, baseline over {long}: "
         f"{baseline_text(r_long)}). Top zero-result queries now: {TOP_QUERIES}",
-        "zero_result_rate")
+        "zero_result_rate", needs_tracking=False)
 
 
 @builds("SearchKnownItemZeroResultRateHigh")
@@ -63,11 +63,13 @@ def _known_item(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"{{{{ $value | humanizePercentage }}}} of known-item searches (SKUs, model numbers, "
         f"ISBNs, exact titles) of {{{{ $labels.application }}}} returned zero results over "
         f"{short} (objective {threshold:.0%}). Top zero-result queries now: {TOP_QUERIES}",
-        "known_item_zero_result_rate")
+        "known_item_zero_result_rate", needs_tracking=False)
 
 
 def _baseline_drift(rate: d.Rate, factor_setting: str, direction: str, noun: str) -> Builder:
-    """An online rate that moved away from its own baseline by a factor, in both windows."""
+    """An online rate of what people did after their searches that moved away from its own
+    baseline by a factor, in both windows: events make it (a click ends an abandonment and
+    forestalls a reformulation), so broken tracking mutes it."""
     ratio, panel = rate.ratio, rate.key
 
     def build(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
@@ -85,7 +87,7 @@ def _baseline_drift(rate: d.Rate, factor_setting: str, direction: str, noun: str
             f"{noun} of {{{{ $labels.application }}}} is {{{{ $value | humanizePercentage }}}} "
             f"over {short} and beyond ×{factor} of its baseline over {long} too; baseline "
             f"(median of the same {long} window {weeks_ago(profile)}): {baseline_text(r_long)}.",
-            panel)
+            panel, needs_tracking=True)
 
     return build
 
@@ -111,4 +113,4 @@ def _latency(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         f"Search latency {quantile} of {{{{ $labels.application }}}} is above the guardrail.",
         f"{quantile} latency of {{{{ $labels.application }}}} is {{{{ $value | humanizeDuration "
         f"}}}} over {short} and above the guardrail ({guardrail}s) over {long} too.",
-        "latency")
+        "latency", needs_tracking=False)

@@ -7,7 +7,7 @@ no-data rule of every ratio: alerts/rules/__init__.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from alerts.config import (
@@ -23,9 +23,13 @@ from collector.series.experiment_stats import RATES, WITH_RESULTS, Rate
 
 Rule = dict[str, Any]
 
-# The overview's headline row reads these counts (collector/definitions.py COUNTS).
-HEADLINE_COUNTS = ("searches", "zero_result_searches", "clicked_searches",
-                   "reformulated_searches", "abandoned_searches", "searches_with_results")
+# The overview's traffic-health stats, beside its headline row.
+HEALTH_RATES = (d.EVENT_COVERAGE, d.AUTOMATED_SHARE, d.KEYSTROKES_PER_SEARCH)
+# The overview's headline row and health stats read these counts (collector/definitions.py
+# COUNTS) over the paging short window.
+HEADLINE_COUNTS = tuple(dict.fromkeys(
+    count for rate in (*d.HEADLINE_RATES, *HEALTH_RATES)
+    for count in ("searches", rate.numerator, rate.denominator)))
 # Experiment rates (collector/series/experiment_stats.py): each per variant with its clustered 95 %
 # interval and its difference from the control; the guardrails' over the ticket window, the
 # rest over the paging window (the experiments dashboard).
@@ -48,6 +52,7 @@ PANELS = {
     "experiment_traffic": 1, "experiment_zero_result_difference": 21,
     "experiment_slow_search_difference": 22,
     "throughput": 1, "consumer_lag": 2, "invalid_records": 3, "freshness": 4, "store": 9,
+    "tracking": 26, "automated_traffic": 27,  # the overview's traffic-health row
 }
 
 
@@ -71,17 +76,26 @@ class Recordings:
         self.rules: dict[str, Rule] = {}
 
     def _add(self, name: str, expr: str) -> str:
-        self.rules.setdefault(name, {"record": name, "expr": expr})
+        """Records ``expr`` as ``name`` once; the same name for another expression (two
+        readers that mean different things by one series) is a bug, not a rule to drop."""
+        rule = self.rules.setdefault(name, {"record": name, "expr": expr})
+        if rule["expr"] != expr:
+            raise ValueError(f"recording rule {name} asked for as {expr!r}, recorded as "
+                             f"{rule['expr']!r}")
         return name
 
     def count(self, level: str, count: str, window: str) -> str:
+        derived = derivation(count)
+        if derived:  # searches with results = searches − zero-result searches, all searches = …
+            operator, parts = derived
+            one, other = (self.count(level, c, window) for c in parts)
+            return self._add(count_name(level, count, window), f"{one} {operator} {other}")
         definition = COUNTS[count]
-        if definition.difference:  # searches with results = searches − zero-result searches
-            whole, part = (self.count(level, c, window) for c in definition.difference)
-            return self._add(count_name(level, count, window), f"{whole} - {part}")
-        return self._add(count_name(level, count, window),
-                         f"sum by ({LEVELS[level]}) (rate({definition.sample}"
-                         f"{{{self.profile.deployment.selector}}}[{window}]))")
+        expr = (f"sum by ({LEVELS[level]}) (rate({definition.sample}"
+                f"{{{self.profile.deployment.selector}}}[{window}]))")
+        if definition.optional:  # 0 where a collector (of an older version) does not expose it
+            expr = f"{expr} or 0 * {self.count(level, 'searches', window)}"
+        return self._add(count_name(level, count, window), expr)
 
     def ratio(self, level: str, ratio: str, window: str) -> str:
         numerator, denominator = RATIOS[ratio].numerator, RATIOS[ratio].denominator
@@ -166,16 +180,20 @@ class Recordings:
     def _count_of(self, level: str, count: str, window: str,
                   source: Callable[[str], tuple[str, str, str]]) -> str:
         """``count``'s increase over the window summed by ``level``; ``source(count)`` gives
-        its recorded name, its counter and extra matchers. Searches with results are derived:
-        searches − zero-result searches of the same level."""
+        its recorded name, its counter and extra matchers. A derived count (``derivation``) is
+        the sum or difference of its two counts of the same level."""
         name = f"{level}:searchpulse_{source(count)[0]}:increase{window}"
-        if COUNTS[count].difference:
-            whole, part = (self._count_of(level, c, window, source)
-                           for c in COUNTS[count].difference)
-            return self._add(name, f"{whole} - {part}")
+        derived = derivation(count)
+        if derived:
+            operator, parts = derived
+            one, other = (self._count_of(level, c, window, source) for c in parts)
+            return self._add(name, f"{one} {operator} {other}")
         _, counter, matchers = source(count)
-        return self._add(name, f"sum by ({LEVELS[level]}) (increase({counter}"
-                               f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
+        expr = (f"sum by ({LEVELS[level]}) (increase({counter}"
+                f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
+        if COUNTS[count].optional:  # 0 where a collector (of an older version) does not expose it
+            expr = f"{expr} or 0 * {self._count_of(level, 'searches', window, source)}"
+        return self._add(name, expr)
 
     def experiment_count(self, count: str, window: str) -> str:
         """An experiment count per application and variant: the sum of its buckets."""
@@ -242,13 +260,17 @@ class Recordings:
                          f"sum by (application) (({units} - {expected}) ^ 2 / ({expected} > 0))")
         return chi2, total, f"count by (application) ({share})"
 
-    def baseline(self, name: str) -> str:
-        """The median of the same window 1, 2 and 3 weeks ago (of those that exist)."""
-        offsets = " or ".join(
+    def baseline(self, name: str, offsets: tuple[str, ...] | None = None) -> str:
+        """The median of the same window at ``offsets`` earlier, of those that exist: by default
+        ``alerts.windows.baseline_offsets`` (1, 2 and 3 weeks); the traffic-health alerts pass
+        ``health_baseline_offsets`` (a day too). One series has one baseline: ``_add`` refuses
+        a second set of offsets under the same name."""
+        offsets = offsets or self.profile.windows.baseline_offsets
+        earlier = " or ".join(
             f'label_replace({name} offset {offset}, "baseline_offset", "{offset}", "", "")'
-            for offset in self.profile.windows.baseline_offsets)
+            for offset in offsets)
         return self._add(baseline_name(name),
-                         f"quantile by (application) (0.5, {offsets})")
+                         f"quantile by (application) (0.5, {earlier})")
 
 
 @dataclass(frozen=True)
@@ -262,6 +284,14 @@ class Built:
     kind: str = "quality"
     dashboard: str = OVERVIEW_DASHBOARD
     per_application: bool = True
+    # Whether the alert's number rests on the front end's events, so that SearchTrackingBroken
+    # of its application mutes it (its rule carries the label NEEDS_TRACKING). Every builder
+    # says so: True for what people did after a search (clicks end an abandonment and forestall
+    # a reformulation; the automated rules `silent` and `repetitive` read "no interaction")
+    # and for the verdicts on rankings (judged relevance, experiment guardrails), whose sample
+    # — the intents and the people — events decide; False for failures seen without any event
+    # (zero results, known items, latency, traffic) and for the pipeline.
+    needs_tracking: bool = field(kw_only=True)
 
 
 Builder = Callable[[Profile, AlertRow, Recordings], Built]
@@ -276,15 +306,23 @@ def builds(name: str) -> Callable[[Builder], Builder]:
 
 
 def guarded(rec: Recordings, condition: str, window: str, minimum: int,
-             baseline_minimum: bool = False, traffic: str = "searches") -> str:
-    """Adds the minimum-traffic guard (and for baseline alerts: enough baseline traffic);
-    ``traffic``: the recorded count that must reach ``minimum`` in ``window``."""
+             baseline_minimum: bool = False, traffic: str = "searches",
+             offsets: tuple[str, ...] | None = None) -> str:
+    """Adds the minimum-traffic guard (and for baseline alerts: enough baseline traffic, over
+    the baseline's ``offsets``); ``traffic``: the recorded count that must reach ``minimum`` in
+    ``window``."""
     searches = rec.count("application", traffic, window)
     expr = f"({condition})\nand on (application) {searches} * {seconds(window)} >= {minimum}"
     if baseline_minimum:
-        expr += (f"\nand on (application) {rec.baseline(searches)} * {seconds(window)} "
-                 f">= {minimum}")
+        expr += f"\nand on (application) {enough_baseline(rec, traffic, window, minimum, offsets)}"
     return expr
+
+
+def enough_baseline(rec: Recordings, traffic: str, window: str, minimum: int,
+                    offsets: tuple[str, ...] | None = None) -> str:
+    """The applications whose baseline of ``traffic`` reaches ``minimum`` in ``window``."""
+    searches = rec.count("application", traffic, window)
+    return f"{rec.baseline(searches, offsets)} * {seconds(window)} >= {minimum}"
 
 
 def baseline_text(name: str, fmt: str = "humanizePercentage") -> str:
@@ -292,5 +330,17 @@ def baseline_text(name: str, fmt: str = "humanizePercentage") -> str:
             f"| query }}}}{{{{ . | first | value | {fmt} }}}}{{{{ else }}}}none yet{{{{ end }}}}")
 
 
-def weeks_ago(profile: Profile) -> str:
-    return ", ".join(profile.windows.baseline_offsets) + " earlier"
+def weeks_ago(profile: Profile, offsets: tuple[str, ...] | None = None) -> str:
+    return ", ".join(offsets or profile.windows.baseline_offsets) + " earlier"
+
+
+def derivation(count: str) -> tuple[str, tuple[str, str]] | None:
+    """How a count without a series of its own is made from two that have one: ``("-",
+    Count.difference)`` (searches with results) or ``("+", Count.total)`` (all searches);
+    None for a counted one. The recording rules and the panels build it the same way."""
+    definition = COUNTS[count]
+    if definition.difference:
+        return "-", definition.difference
+    if definition.total:
+        return "+", definition.total
+    return None

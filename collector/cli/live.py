@@ -24,6 +24,11 @@ from collector.cli.options import (
 )
 from collector.errors import ConfigError
 
+# The demo's web application searches as you type, and a crawler and an uptime monitor search
+# it: the largest application, on the experiment, where the public finds them (README.md).
+DEMO_TYPE_AHEAD = "web"
+DEMO_BOTS = ("crawler@web:25/m", "monitor@web:1/m")
+
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from collector.replay import replay
@@ -61,6 +66,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def _spec(args: argparse.Namespace) -> Any:
     from collector.sources.simulator import Incident, SimulationSpec, parse_duration, parse_lull
 
+    bots = args.default_bots if args.bot is None else [bot for bot in args.bot if bot]
     try:
         spec = SimulationSpec(seed=args.seed, sessions=args.sessions,
                               sessions_per_second=args.sessions_per_second,
@@ -71,7 +77,9 @@ def _spec(args: argparse.Namespace) -> Any:
                               user_click_sigma=args.user_click_sigma,
                               treatment_click_effect=args.treatment_click_effect,
                               diurnal=args.diurnal,
-                              lulls=[parse_lull(text) for text in args.lull or ()])
+                              lulls=[parse_lull(text) for text in args.lull or ()],
+                              type_ahead=args.type_ahead, bots=bots,
+                              tracking_outages=args.tracking_outage or [])
         if args.start == "now":
             spec.start = time.time()
         elif args.start:
@@ -180,8 +188,44 @@ def _live_judgments(parser: argparse.ArgumentParser) -> None:
                              "(clicks.examination_file; reloaded on change)")
 
 
+def _type_ahead(text: str) -> frozenset[str]:
+    """``--type-ahead``: applications, comma-separated, or none."""
+    from collector.sources.simulator.spec import known_application
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if names == ["none"]:
+        return frozenset()
+    try:
+        return frozenset(known_application(name, text) for name in names or [""])
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{error} (comma-separated, or none)") from None
+
+
+def _bot(text: str) -> Any:
+    """``--bot``: an automated client (``Bot.FORMAT``), or none (no bots, not the demo's)."""
+    from collector.sources.simulator.spec import Bot
+
+    if text.strip() == "none":
+        return None
+    return _parsed(Bot.parse, text)
+
+
+def _tracking_outage(text: str) -> Any:
+    from collector.sources.simulator.spec import TrackingOutage
+
+    return _parsed(TrackingOutage.parse, text)
+
+
+def _parsed(parse: Any, text: str) -> Any:
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _simulation(parser: argparse.ArgumentParser, sessions: int,
-                default_interleaving: float | None = None, default_users: int = 0) -> None:
+                default_interleaving: float | None = None, default_users: int = 0,
+                default_type_ahead: str = "none", default_bots: tuple[str, ...] = ()) -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--sessions", type=kind.positive_int, default=sessions,
                         help=f"user sessions to simulate (default {sessions:,})")
@@ -215,6 +259,24 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
     parser.add_argument("--treatment-click-effect", type=kind.click_effect, default=0.0,
                         help="a known effect: the treatment's click probability plus this "
                              "(default 0)")
+    parser.add_argument("--type-ahead", type=_type_ahead, metavar="APP[,APP…]|none",
+                        default=_type_ahead(default_type_ahead),
+                        help="applications whose front end searches as you type: every search "
+                             "comes after the keystroke records its typing sent (default "
+                             f"{default_type_ahead})")
+    parser.add_argument("--bot", action="append", type=_bot, metavar="KIND@APP:RATE…",
+                        help="automated clients that search and never interact: "
+                             "KIND@APP:[CLIENTSx]RATE/UNIT[:START+DURATION][:id=CLIENT_ID], "
+                             "KIND crawler, monitor or fleet, e.g. crawler@web:25/m:0+3h, "
+                             "monitor@web:1/m, fleet@web:25x4/m:1h+1h; without a window for as "
+                             "long as sessions start; repeatable; none: no bots (default "
+                             f"{' '.join(default_bots) or 'none'})")
+    parser.set_defaults(default_bots=[_bot(text) for text in default_bots])
+    parser.add_argument("--tracking-outage", action="append", type=_tracking_outage,
+                        metavar="APP:START+DURATION",
+                        help="the application's front end sends no events (clicks, "
+                             "conversions, impressions) in this window of event time, e.g. "
+                             "web:30m+10m; its query records go on (repeatable)")
     parser.add_argument("--start", metavar="now|-DURATION",
                         help="event time of the first session: now, or e.g. --start=-2h "
                              "(default: a fixed date, so output is reproducible)")
@@ -286,7 +348,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="simulated traffic → engine → /metrics, live view",
                        description="The embedded default: no Kafka, no Prometheus. Simulates "
                                    "traffic, serves /metrics and shows the headline rates.")
-    _simulation(p, 10**9, default_interleaving=0.1, default_users=20_000)
+    _simulation(p, 10**9, default_interleaving=0.1, default_users=20_000,
+                default_type_ahead=DEMO_TYPE_AHEAD, default_bots=DEMO_BOTS)
     p.add_argument("--speed", type=kind.positive, default=20.0,
                    help="event time runs this many times faster than the clock (default 20)")
     p.add_argument("--duration", metavar="DURATION",

@@ -29,8 +29,11 @@ tolerance is no longer moved. The leads kept are the raw ones: a moved applicati
 offset while it stays off.
 
 Bounds: the applications making most of the searches are the stream's clock (two halves an
-hour apart: the one with more); queries and events apart (the search server stamps queries,
-the front end events); at most ``CAP`` applications are followed.
+hour apart: the one with more); an application is judged only while the others made a quarter
+of the samples since the middle one of its leads kept (the others silent — a log's tail of one
+application's searches days later — the stream has moved, with it); queries and events apart
+(the search server stamps queries, the front end events); at most ``CAP`` applications are
+followed.
 """
 
 from __future__ import annotations
@@ -50,11 +53,13 @@ POSITION = 64  # queries whose median says where the warm-up's stream was at an 
 class _Leads:
     """The recent sampled leads of one (application, kind)."""
 
-    __slots__ = ("leads", "clients", "seen")
+    __slots__ = ("leads", "clients", "since", "seen")
 
     def __init__(self) -> None:
         self.leads: deque[float] = deque(maxlen=SAMPLES)
         self.clients: deque[str | None] = deque(maxlen=SAMPLES)
+        # (samples of all, samples of its application) before each lead was taken
+        self.since: deque[tuple[int, int]] = deque(maxlen=SAMPLES)
         self.seen = 0
 
 
@@ -62,7 +67,8 @@ class ApplicationClocks:
     """Per application, its offset against the stream (queries and events apart), while it is
     found off; ``offsets`` is what the engine reads on its hot path (usually empty)."""
 
-    __slots__ = ("tolerance", "offsets", "_leads", "_bulk", "_typical", "_bulk_seen")
+    __slots__ = ("tolerance", "offsets", "_leads", "_bulk", "_typical", "_bulk_seen", "_seen",
+                 "_app_seen")
 
     def __init__(self, tolerance: float) -> None:
         self.tolerance = tolerance
@@ -70,6 +76,8 @@ class ApplicationClocks:
         self.offsets: dict[str | None, list[float]] = {}
         self._leads: dict[tuple[str | None, int], _Leads] = {}
         self._bulk: deque[float] = deque(maxlen=BULK)
+        self._seen = 0  # samples of every application and kind
+        self._app_seen: dict[str | None, int] = {}  # … of each application (both kinds)
         self._typical: float | None = None
         self._bulk_seen = 0
 
@@ -87,6 +95,11 @@ class ApplicationClocks:
             self._bulk_seen += 1
             if len(bulk) >= BULK // 4 and (self._typical is None or not self._bulk_seen % _EVERY):
                 self._typical = _densest(sorted(bulk), self.tolerance)
+        mine = self._app_seen.get(application, 0)
+        since = (self._seen, mine)
+        self._seen += 1
+        if mine or len(self._app_seen) < 2 * CAP:
+            self._app_seen[application] = mine + 1
         if self._typical is None:  # too few queries yet to say what is typical
             return False
         key = (application, kind)
@@ -97,6 +110,7 @@ class ApplicationClocks:
             leads = self._leads[key] = _Leads()
         leads.leads.append(lead)
         leads.clients.append(client)
+        leads.since.append(since)
         leads.seen += 1
         if leads.seen < MIN_SAMPLES or leads.seen % _EVERY:
             return False
@@ -109,6 +123,11 @@ class ApplicationClocks:
         application's, a drifting clock's are not)."""
         by_client = dict(zip(leads.clients, leads.leads, strict=True))
         if len(by_client) < MIN_CLIENTS:
+            return False
+        # the others silent since its middle lead: the stream moved (with it)
+        seen, mine = leads.since[len(leads.since) // 2]
+        total = self._seen - seen
+        if 4 * (total - (self._app_seen.get(application, 0) - mine)) < total:
             return False
         ordered = sorted(by_client.values())
         n = len(ordered)

@@ -21,6 +21,18 @@ def check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
             "windows.abandonment_s (from {}) must not exceed windows.attribution_s".format(
                 sources["windows.abandonment_s"])
         )
+    if values["intents.keystroke_gap_s"] > values["windows.abandonment_s"]:
+        raise ConfigError(
+            "intents.keystroke_gap_s (from {}) must not exceed windows.abandonment_s: a query "
+            "record is decided, keystroke or search, at its abandonment deadline".format(
+                sources["intents.keystroke_gap_s"])
+        )
+    if values["automated.window_s"] > values["windows.abandonment_s"] + values[
+            "windows.attribution_s"]:
+        raise ConfigError(
+            "automated.window_s (from {}) must not exceed windows.abandonment_s + "
+            "windows.attribution_s: a restarted partition rebuilds what its undecided "
+            "searches' rules read from that far back".format(sources["automated.window_s"]))
     if values["ordering.clock_tolerance_s"] > values["ordering.max_ahead_s"]:
         raise ConfigError(
             "ordering.clock_tolerance_s (from {}) must not exceed ordering.max_ahead_s".format(

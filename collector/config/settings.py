@@ -62,6 +62,44 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("windows.attribution_s", float, 1800.0,
             "Clicks and conversions count for a search up to this many seconds after it.",
             must.positive),
+    Setting("intents.keystroke_gap_s", float, 5.0,
+            "A query record followed within this many seconds by the next one of its session, "
+            "whose normalized query continues it (typed on, deleted, equal, a small edit) and "
+            "with no click, conversion or next page on it, is a keystroke of that search, not "
+            "a search (search as you type).", must.non_negative),
+    Setting("intents.max_edit", int, 2,
+            "The edit distance (characters) up to which a next query record continues the "
+            "typing of the previous one (a typo fixed, a character inserted).", must.non_negative),
+    Setting("intents.off_applications", list, [],
+            "Applications whose every query record is a search (front ends that send only "
+            "submitted queries): the keystroke rule is off for them.", None),
+    Setting("automated.window_s", float, 600.0,
+            "A client's intents in this much event time up to a search's decision are what "
+            "the automated-client rules read.", must.positive),
+    Setting("automated.max_searches", int, 30,
+            "A client with this many intents in the window is automated (rate): people make "
+            "a few dozen searches an hour at most.", must.positive),
+    Setting("automated.max_repeats", int, 4,
+            "A client with this many intents repeating one of its last four queries and no "
+            "click, conversion or next page in the window is automated (repetitive: a "
+            "monitor).", must.positive),
+    Setting("automated.max_silent", int, 15,
+            "A client with this many intents with results and no click, conversion or next "
+            "page in the window is automated (silent: a headless fleet).", must.positive),
+    Setting("automated.client_patterns", list, [],
+            "Regexes (RE2, full match) of client ids that are automated (synthetic monitors "
+            "you run): declared.", must.linear_patterns),
+    Setting("automated.human_client_patterns", list, [],
+            "Regexes (RE2, full match) of client ids never taken as automated (a proxy that "
+            "sends every user's searches under one id).", must.linear_patterns),
+    Setting("automated.max_clients", int, 1_000_000,
+            "Clients whose recent intents are kept per engine (memory bound, ~300 bytes "
+            "each); the oldest is forgotten first.", must.positive),
+    Setting("tracking.untracked_below", float, 0.1,
+            "A search with results decided without any event while its application's event "
+            "coverage over its last 128 searches is below this share of its usual coverage is "
+            "untracked (broken tracking): in no CTR, abandonment or conversion denominator. 0: "
+            "off.", must.fraction),
     Setting("events.position_base", int, 1,
             "Base of event_attributes.position.ordinal: 1 (UBI spec) or 0 (OpenSearch generator).",
             must.base),

@@ -23,6 +23,10 @@ def share(value: float) -> str | None:
     return None if 0 < value < 1 else "must be between 0 and 1 (exclusive)"
 
 
+def fraction(value: float) -> str | None:
+    return None if 0 <= value < 1 else "must be between 0 (inclusive: off) and 1"
+
+
 def percent(value: float) -> str | None:
     return None if 0 < value <= 100 else "must be in (0, 100]"
 

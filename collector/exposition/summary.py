@@ -25,13 +25,16 @@ LAYOUT: tuple[str | Rate, ...] = (
     "searches", d.WITH_RESULTS, "zero_result_searches", d.ZERO_RESULT_RATE, "clicked_searches",
     "clicks", d.CTR, "converted_searches", d.CONVERSION_RATE, "reformulated_searches",
     d.REFORMULATION_RATE, "abandoned_searches", d.ABANDONMENT_RATE, "zero_result_exits",
-    d.MEAN_TIME_TO_FIRST_CLICK, d.MRR)
+    d.MEAN_TIME_TO_FIRST_CLICK, d.MRR,
+    # what was not a search people meant, and whether the front ends' events arrive
+    "keystroke_records", d.KEYSTROKES_PER_SEARCH, "automated_searches", d.AUTOMATED_SHARE,
+    "searches_with_events", d.EVENT_COVERAGE, "untracked_searches")
 JUDGED_LAYOUT: tuple[str | Rate, ...] = (
     "judged_searches", d.JUDGED_NDCG_MEAN, d.JUDGED_ERR_MEAN, d.JUDGED_COVERAGE_MEAN)
 # QualitySeries attributes that are plain per-search totals (collector/definitions.py COUNTS)
 _PLAIN = ("searches", "zero_result", "clicked", "clicks", "converted", "abandoned",
           "zero_result_exits", "reciprocal_rank_sum", "judged_searches", "judged_ndcg_sum",
-          "judged_err_sum", "judged_coverage_sum")
+          "judged_err_sum", "judged_coverage_sum", "keystrokes", "with_events", "untracked")
 
 
 def summarize(totals: Mapping[str, Any], by_kind: dict[str, int]) -> dict[str, Any]:
@@ -50,7 +53,7 @@ def summarize(totals: Mapping[str, Any], by_kind: dict[str, int]) -> dict[str, A
 
 def quality_summary(series: Iterable[QualitySeries]) -> dict[str, Any]:
     totals = dict.fromkeys((*_PLAIN, "time_to_first_click_sum", "first_clicks",
-                            "ranked_clicked"), 0)
+                            "ranked_clicked", "automated_searches"), 0)
     by_kind = dict.fromkeys(REFORMULATION_KINDS, 0)
     for s in series:
         for attribute in _PLAIN:
@@ -58,6 +61,7 @@ def quality_summary(series: Iterable[QualitySeries]) -> dict[str, Any]:
         totals["time_to_first_click_sum"] += s.time_to_first_click.sum
         totals["first_clicks"] += s.time_to_first_click.count
         totals["ranked_clicked"] += s.first_click_position.count
+        totals["automated_searches"] += sum(s.automated.values())
         for kind, value in s.reformulated.items():
             by_kind[kind] += value
     totals["reformulated"] = sum(by_kind.values())

@@ -59,9 +59,13 @@ class Rate:
 
 def _experiment(rate: definitions.Rate, higher_is_better: bool, guardrail: str | None = None
                 ) -> Rate:
-    """An experiment rate of a definitions row, over its counts' unit-bucket attributes."""
-    return Rate(rate.ratio, rate.noun, COUNTS[rate.numerator].attribute,
-                COUNTS[rate.denominator].attribute, higher_is_better, guardrail)
+    """An experiment rate of a definitions row, over its counts' unit-bucket attributes (a
+    unit bucket holds tracked searches only — an untracked one is in none —, so its searches
+    with results are the tracked ones)."""
+    denominator = (WITH_RESULTS if rate.denominator == definitions.TRACKED
+                   else COUNTS[rate.denominator].attribute)
+    return Rate(rate.ratio, rate.noun, COUNTS[rate.numerator].attribute, denominator,
+                higher_is_better, guardrail)
 
 
 RATES = (

@@ -38,6 +38,7 @@ class QualitySeries:
         "interleaving_ties",
         "interleaving_unattributed", "time_to_first_click", "first_click_position", "latency",
         "experiment", "keystrokes", "automated", "with_events", "clicks_beyond_results",
+        "untracked",
     )
 
     def __init__(self, application: str, stratum: str, variant: str,
@@ -77,13 +78,14 @@ class QualitySeries:
         self.automated = dict.fromkeys(AUTOMATED_REASONS, 0)  # automated searches by reason
         self.with_events = 0  # searches with results that received any event by their decision
         self.clicks_beyond_results = 0  # clicks past the results their page listed
+        self.untracked = 0  # searches with results decided while their tracking was broken
 
 
 _COUNTS = ("searches", "zero_result", "unknown_result_count", "clicked", "clicks", "converted",
            "conversions", "abandoned", "zero_result_exits", "reciprocal_rank_sum",
            "judged_searches", "judged_ndcg_sum", "judged_err_sum", "judged_coverage_sum",
            "debiased_clicks", "interleaving_ties", "interleaving_unattributed", "keystrokes",
-           "with_events", "clicks_beyond_results")
+           "with_events", "clicks_beyond_results", "untracked")
 _BY_LABEL = ("reformulated", "automated")  # counts by kind, by reason
 _HISTOGRAMS = ("time_to_first_click", "first_click_position", "latency")
 

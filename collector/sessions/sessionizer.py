@@ -5,14 +5,26 @@ corrected by its client's clock offset). An event stamped before the search it n
 at the search's time: it cannot have preceded it. Searches are created in time order, so both
 deadline queues are FIFO deques, not heaps.
 
+A search is **counted at its decision** (docs/metrics.md, "When a search is counted"), its
+deadline ``S.ts + abandonment_s``: only then is it known whether its query record was a
+keystroke of the next one (search as you type), whether its client is automated
+(sessions/automated.py), and what became of it. Until then a query record is tracked but
+counts nothing: what it needs for its counts stays on it (its record, the events it received,
+whether it reformulates the intent before it), and the rules that read other searches (the
+next record of the session, a click on it) read only its flags. At its decision it is counted
+once: as a keystroke record, as an automated search, or as a search with everything that
+happened to it so far and its outcome; a click or conversion after that counts when it comes.
+
 Deadlines are swept in batches (``expire_before(t)``: every deadline ``D < t``, once per
 buffer bucket, not before every record), and a decision taken late is still the decision at its
 deadline: only records of the same session can change it (a newer search, a click or conversion
 in the session), and before one of those is applied at time ``t`` its session's newest search is
 decided if ``D < t``; a search whose attribution window closed before ``t`` counts as gone.
 
-Outcome of search S (deadline ``S.ts + abandonment_s``):
-  * reformulated when the next search of its session comes within ``reformulation_s``, with a
+Record R is a keystroke of the next query record R′ of its session when R′ comes within
+``intents.keystroke_gap_s``, its normalized query continues R's (outcomes.continues) and R had no
+click, conversion or next page before it. Outcome of search S (an intent):
+  * reformulated when the next intent of its session comes within ``reformulation_s``, with a
     different normalized query, and S had no click before it;
   * abandoned (with results) / zero-result exit (no results) when at the deadline S is still the
     session's newest search, nothing engaged the session after it, and S had no click or
@@ -26,27 +38,36 @@ from __future__ import annotations
 from collections import deque
 from math import inf
 
-import msgspec
-
 from collector.ingest import accounting as acc
 from collector.ingest.events import EventAttributes, EventObject, QueryAttributes, WireRecord
-from collector.outcomes import reformulation_kind
+from collector.outcomes import continues, reformulation_kind
 from collector.series.judged_relevance import JudgedQuery, JudgedRankings, of_application
-from collector.series.quality import QualitySeries, SeriesTable
+from collector.series.quality import TAIL, QualitySeries, SeriesTable
 from collector.series.strata import StrataClassifier
 from collector.series.units import BucketCounts, ExperimentUnits, UnitTracker
 from collector.series.zero_result_queries import TopZeroResultQueries
+from collector.sessions.automated import AutomatedClients
 from collector.sessions.interleaving import UNTAGGED, credit, team_of
+from collector.sessions.search import (
+    ACTED,
+    CLICK_COUNTED,
+    CLICKED,
+    CONVERSION_COUNTED,
+    CONVERTED,
+    DECIDED,
+    EARLY,
+    ENGAGED,
+    EVENTED,
+    KEYSTROKE,
+    PAGE_SHIFT,
+    PAGED,
+    REFORMULATES,
+    ZERO_RESULT,
+    PageAlias,
+    Search,
+)
+from collector.sessions.tracking import TrackingHealth
 from collector.store.query_stats import QueryRow, QueryStats
-
-# Search.flags bits; the page size of the first result page is kept above them.
-ZERO_RESULT = 1
-CLICKED = 2
-CONVERTED = 4
-ENGAGED = 8  # while it is its session's newest search: pagination, or a click or conversion
-#              on an earlier search of the session, happened after it
-DECIDED = 16  # its abandonment / zero-result exit is decided (the sweep passes it over)
-_PAGE_SHIFT = 5
 
 CLICK = 1
 CONVERSION = 2
@@ -59,31 +80,6 @@ def _position(rank: int, offset: int, first_page: bool) -> int:
     """A click's 1-based position across result pages (``offset``: the results on the pages
     before its own); 0 when unknown: no rank, or a later page whose page size is not known."""
     return rank + offset if rank > 0 and (offset or first_page) else 0
-
-
-class Search(msgspec.Struct, gc=False):
-    """One search. A session is just ``sessions[session_key]``: its newest search. gc=False
-    keeps millions of open searches invisible to the cyclic GC; they hold no cycles."""
-
-    key: str
-    session_key: str
-    normalized: str
-    ts: float
-    series: QualitySeries
-    flags: int  # ZERO_RESULT … DECIDED, the first page's size above them
-    seen: set[tuple] | None = None  # fingerprints of clicks/conversions, for duplicates
-    row: QueryRow | None = None  # its per-query aggregate row, while that row is live
-    teams: dict[str, int] | None = None  # interleaving: clicks per team, from the first tagged
-    unit: BucketCounts | None = None  # in an experiment: its client's unit bucket (units.py)
-
-
-class PageAlias(msgspec.Struct, gc=False):
-    """A result page > 1: its query_id attributes clicks to the search, positions offset."""
-
-    key: str
-    search: Search
-    offset: int  # 0: page size unknown, positions on this page are unknown
-    ts: float
 
 
 class Sessionizer:
@@ -102,8 +98,17 @@ class Sessionizer:
         zero_result_queries: TopZeroResultQueries | None = None,
         query_stats: QueryStats | None = None,
         team_attribute: bool = False,
+        keystroke_gap_s: float = 5.0,
+        max_edit: int = 2,
+        typed_whole: frozenset[object] = frozenset(),
+        automated: AutomatedClients | None = None,
+        tracking: TrackingHealth | None = None,
     ) -> None:
-        """``units``: the experiments' unit tracker (collector/series/units.py)."""
+        """``units``: the experiments' unit tracker (collector/series/units.py);
+        ``keystroke_gap_s``, ``max_edit``: the keystroke rule (docs/metrics.md, "Search
+        intents"), off for the applications in ``typed_whole``; ``automated``: the clients'
+        behaviour (sessions/automated.py); ``tracking``: the applications' event coverage
+        (sessions/tracking.py)."""
         self.table = table
         self.strata = strata
         self.stats = stats
@@ -115,6 +120,11 @@ class Sessionizer:
         self.query_stats = query_stats  # per-query aggregates, when a store is configured
         self.team_attribute = team_attribute  # events.team_attribute is set
         self.units = units
+        self.keystroke_gap_s = keystroke_gap_s
+        self.max_edit = max_edit
+        self.typed_whole = typed_whole  # applications whose every query record is a search
+        self.automated = automated or AutomatedClients()
+        self.tracking = tracking or TrackingHealth()
         self.judged: JudgedRankings | None = None  # the judgment set, when one is loaded
         # application → IPS weight per position (collector/series/examination.py), when loaded
         self.click_weights: dict[str, tuple[float, ...]] | None = None
@@ -123,14 +133,16 @@ class Sessionizer:
         self.outcome_due: deque[Search] = deque()
         self.expiry_due: deque[Search | PageAlias] = deque()
         self.next_deadline = inf  # earliest deadline of either queue: callers skip expiry before
+        # query ids of searches still in the engine's buffer that already received an exposure
+        # (applied ahead of them: collector/engine.py _expose), for their tracking health
+        self.exposed_early: set[str] = set()
 
     # -- queries ---------------------------------------------------------------------------
     def on_query(self, rec: WireRecord, ts: float) -> int:
         """A query record, in the order docs/metrics.md decides it: a duplicate, or a page of
-        its session's (_session_key) search (_on_page), or a search — which may reformulate
-        the session's previous one (_reformulates) — counted in its series with its result
-        count (_results), latency (_latency), unit bucket (_unit) and store row (_stored),
-        then tracked."""
+        its session's (_session_key) search (_on_page), or a query record tracked until its
+        decision counts it (_decide): whether it continues the typing of the session's newest,
+        which it then makes a keystroke, or follows it as the next intent (_after)."""
         key = rec.query_id
         known = self.searches.get(key)
         if known is not None and known.ts >= ts - self.attribution_s:
@@ -141,27 +153,26 @@ class Sessionizer:
         if previous is not None and previous.ts < ts - self.abandonment_s:
             previous = self._newest(previous, ts)
         text = self.strata.text(rec.user_query)
-        page = attrs.page if attrs is not None else None
-        if page is not None and page > 1:
-            self._on_page(key, previous, text.normalized, page, ts)
+        if attrs is not None and attrs.page is not None and attrs.page > 1:
+            self._on_page(key, previous, text.normalized, attrs.page, ts)
             return acc.ACCEPTED
-        if previous is not None:
-            self._reformulates(previous, text.normalized, ts)
-        series = self.table.get(rec.application,
-                                attrs.variant if attrs is not None else None,
-                                self.strata.stratum(text))
-        series.searches += 1
         hits = rec.query_response_hit_ids
         if hits is None:
             hits = rec.query_response_objects_ids
-        flags, scored = self._results(rec, attrs, series, text.normalized, hits, ts)
-        latency = self._latency(attrs, series)
-        experiment = series.experiment
-        unit = (None if experiment is None  # an experiment variant: its client's bucket
-                else self._unit(experiment, rec.client_id, flags, latency, ts))
-        search = Search(key, session_key, text.normalized, ts, series, flags, unit=unit)
-        if self.query_stats is not None:
-            self._stored(search, rec.client_id, hits, scored)
+        if (attrs is not None and attrs.total_hits == 0) or (hits is not None and not hits):
+            flags = ZERO_RESULT
+        else:
+            flags = len(hits) << PAGE_SHIFT if hits else 0
+        client = rec.client_id or (attrs.session_id if attrs is not None else None)
+        search = Search(key, session_key, text.normalized, ts, flags, text, rec, client)
+        early = self.exposed_early
+        if early and key in early:  # an exposure was applied before it (engine._expose)
+            early.discard(key)
+            search.flags |= EVENTED
+        if previous is not None:
+            self._after(search, previous)
+        if client is not None:
+            self.automated.searched(client, search)
         self.searches[key] = search  # tracked until its deadlines, its session's newest
         self.sessions[session_key] = search
         if ts + self.abandonment_s < self.next_deadline:
@@ -170,6 +181,35 @@ class Sessionizer:
         self.expiry_due.append(search)
         return acc.ACCEPTED
 
+    def _after(self, search: Search, previous: Search) -> None:
+        """``search`` is its session's next query record after ``previous``: a keystroke's
+        successor when it continues its typing within the gap (``previous`` untouched by the
+        user), which it then follows as the intent after the one before the chain; else
+        simply the next intent after it."""
+        if (previous.flags & (ACTED | DECIDED | KEYSTROKE)
+                or search.ts - previous.ts > self.keystroke_gap_s
+                or previous.record.application in self.typed_whole
+                or not continues(previous.normalized, search.normalized, self.max_edit)):
+            self._follows(search, previous)
+            return
+        previous.flags |= KEYSTROKE
+        if previous.client is not None:
+            self.automated.retract(previous.client, previous)
+        before, previous.before = previous.before, None
+        if before is not None:
+            self._follows(search, before)
+
+    def _follows(self, search: Search, before: Search) -> None:
+        """``search`` is the next intent after ``before`` (unless a later record makes it a
+        keystroke): it reformulates it when it comes within the window, with another query and
+        no click on ``before`` yet; counted at its decision."""
+        search.before = before
+        if (search.ts - before.ts <= self.reformulation_s and not before.flags & CLICKED
+                and before.normalized != search.normalized):
+            search.flags |= REFORMULATES
+        else:
+            search.flags &= ~REFORMULATES
+
     @staticmethod
     def _session_key(rec: WireRecord, attrs: QueryAttributes | None, key: str) -> str:
         """The session a search belongs to: its session id, else its client's id; with
@@ -177,11 +217,109 @@ class Sessionizer:
         session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
         return "\x00" + key if session_key is None else session_key
 
-    def _latency(self, attrs: QueryAttributes | None, series: QualitySeries) -> float | None:
+    def _on_page(self, key: str, parent: Search | None, normalized: str, page: int,
+                 ts: float) -> None:
+        """Pagination engages the session; its clicks belong to the search it continues, which
+        the user acted on (never a keystroke)."""
+        if parent is not None and ts >= parent.ts:
+            parent.flags |= ENGAGED
+        if parent is None or parent.normalized != normalized:
+            self.stats.data_quality[acc.PAGINATION_WITHOUT_SEARCH] += 1
+            return
+        if not parent.flags & DECIDED:
+            self._acted(parent, parent.flags & ~KEYSTROKE | PAGED | EVENTED)
+        alias = PageAlias(key, parent, (page - 1) * (parent.flags >> PAGE_SHIFT), ts)
+        self.searches[key] = alias
+        self.expiry_due.append(alias)  # its parent is tracked, so next_deadline is set already
+
+    # -- a search counted, at its decision ---------------------------------------------------
+    def _count(self, search: Search, record: WireRecord, flags: int) -> None:
+        """An intent of a person, counted at its decision: in its series with its result count
+        (_results) and latency (_latency); unless it is untracked (its application's events
+        stopped: sessions/tracking.py), in its unit bucket (_unit) and store row (_stored) with
+        the exposures it received before (_exposure), and with its outcome (_abandoned); and
+        its reformulation of the intent before it."""
+        attrs = record.query_attributes
+        series = search.series = self.table.get(
+            record.application, attrs.variant if attrs is not None else None,
+            self.strata.stratum(search.text))
+        series.searches += 1
+        hits = record.query_response_hit_ids
+        if hits is None:
+            hits = record.query_response_objects_ids
+        scored = self._results(record, attrs, series, search, hits)
+        latency = self._latency(attrs, series) if attrs is not None else None
+        if not flags & (ZERO_RESULT | EARLY) and self.tracking.observe(series.application,
+                                                                         flags & EVENTED != 0):
+            series.untracked += 1
+            search.held = None
+        else:
+            self._tracked(search, record, series, flags, hits, scored, latency)
+        before = search.before
+        if before is not None:
+            search.before = None
+            if flags & REFORMULATES:
+                if not before.flags & DECIDED:  # this one was acted on before its deadline:
+                    self._decide(before)  # its session is a person's, decided as it stands
+                self._reformulated(before, search.normalized)
+
+    def _tracked(self, search: Search, record: WireRecord, series: QualitySeries, flags: int,
+                 hits: tuple[str | int, ...] | None, scored: tuple[float, float] | None,
+                 latency: float | None) -> None:
+        """What a search whose events could arrive adds besides: its unit bucket, its store
+        row and the exposures it received, whether it received any, and its outcome."""
+        if series.experiment is not None:  # an experiment variant: its client's bucket
+            search.unit = self._unit(series.experiment, record.client_id, flags, latency,
+                                     search.ts)
+        if self.query_stats is not None:
+            self._stored(search, record.client_id, hits, scored)
+        held = search.held
+        if held is not None:  # exposures, for its store row
+            search.held = None  # from now on, they count as they come
+            for rec, first_page in held:
+                self._exposure(rec.event_attributes, search, first_page)
+        if flags & EVENTED and not flags & ZERO_RESULT:
+            series.with_events += 1
+        if (not flags & (CLICKED | CONVERTED | ENGAGED)
+                and self.sessions.get(search.session_key) is search):
+            self._abandoned(search, series, flags)
+
+    def _reformulated(self, before: Search, normalized: str) -> None:
+        """``before`` was reformulated by the next intent, of query ``normalized``: counted by
+        kind (``before`` is a person's intent decided earlier: it has its series)."""
+        series = before.series
+        if series is None:  # a keystroke revived by a click, decided out of its chain
+            return
+        series.reformulated[reformulation_kind(before.normalized, normalized)] += 1
+        if before.unit is not None:
+            before.unit.reformulated += 1
+        if self.query_stats is not None:
+            row = self._row(before)
+            row.reformulated += 1
+            row.reformulations[normalized] = row.reformulations.get(normalized, 0) + 1
+
+    def _apart(self, search: Search, record: WireRecord, reason: str | None) -> None:
+        """A keystroke record (``reason`` None) or a search of an automated client: counted
+        only as such, in the series of its application and variant (the stratum its text
+        fixes, else tail: it does not feed the live strata sketch of people's queries); what
+        it received is dropped, and so is the intent before it (no chain of a bot's searches
+        stays in memory)."""
+        search.held = search.before = None
+        attrs = record.query_attributes
+        fixed = search.text.fixed_stratum
+        series = self.table.get(record.application,
+                                attrs.variant if attrs is not None else None,
+                                fixed if fixed >= 0 else TAIL)
+        if reason is None:
+            series.keystrokes += 1
+        else:
+            series.automated[reason] += 1
+
+    def _latency(self, attrs: QueryAttributes, series: QualitySeries) -> float | None:
         """The search's latency in milliseconds, observed in its series; None when not sent,
         or sent as events.INVALID_LATENCY_MS (not a latency: counted as a data-quality issue,
         and no timing, for units either)."""
-        latency = attrs.latency_ms if attrs is not None else None
+        latency = attrs.latency_ms
         if latency is None:
             return None
         if latency < 0:
@@ -190,43 +328,28 @@ class Sessionizer:
         series.latency.observe(latency / 1000.0)
         return latency
 
-    def _reformulates(self, previous: Search, normalized: str, ts: float) -> None:
-        """A next search of the session within the window, of another query and with no click
-        before it, reformulates the previous one: counted by kind."""
-        if (ts - previous.ts <= self.reformulation_s and not previous.flags & CLICKED
-                and previous.normalized != normalized):
-            previous.series.reformulated[reformulation_kind(previous.normalized,
-                                                           normalized)] += 1
-            if previous.unit is not None:
-                previous.unit.reformulated += 1
-            if self.query_stats is not None:
-                row = self._row(previous)
-                row.reformulated += 1
-                row.reformulations[normalized] = row.reformulations.get(normalized, 0) + 1
-
     def _results(self, rec: WireRecord, attrs: QueryAttributes | None, series: QualitySeries,
-                 normalized: str, hits: tuple[str | int, ...] | None, ts: float
-                 ) -> tuple[int, tuple[float, float] | None]:
-        """(flags, judged scores) of a search by what it returned: zero results (counted,
-        and in the top zero-result queries), a result list (its page size; scored when its
-        query is judged), or an unknown result count (counted as with results)."""
-        total_hits = attrs.total_hits if attrs is not None else None
-        if total_hits == 0 or (hits is not None and not hits):
+                 search: Search, hits: tuple[str | int, ...] | None
+                 ) -> tuple[float, float] | None:
+        """A search counted by what it returned: zero results (counted, and in the top
+        zero-result queries), a result list (scored when its query is judged: returns the
+        judged scores), or an unknown result count (counted as with results)."""
+        if search.flags & ZERO_RESULT:
             series.zero_result += 1
-            self.zero_result_queries.add(series.application, normalized, ts, rec.client_id)
-            return ZERO_RESULT, None
+            self.zero_result_queries.add(series.application, search.normalized, search.ts,
+                                         rec.client_id)
+            return None
         if hits is not None:
-            scored = None
             judged = self.judged
             if judged is not None:
-                by_application = judged.queries.get(normalized)
+                by_application = judged.queries.get(search.normalized)
                 if by_application is not None:
-                    scored = self._score(series, by_application, rec.application, hits)
-            return len(hits) << _PAGE_SHIFT, scored
-        if total_hits is None:
+                    return self._score(series, by_application, rec.application, hits)
+            return None
+        if (attrs.total_hits if attrs is not None else None) is None:
             series.unknown_result_count += 1
             self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
-        return 0, None
+        return None
 
     def _unit(self, experiment: ExperimentUnits, client_id: str | None, flags: int,
               latency: float | None, ts: float) -> BucketCounts | None:
@@ -276,26 +399,17 @@ class Sessionizer:
         series.judged_coverage_sum += coverage
         return ndcg, coverage
 
-    def _on_page(self, key: str, parent: Search | None, normalized: str, page: int,
-                 ts: float) -> None:
-        """Pagination engages the session; its clicks belong to the search it continues."""
-        if parent is not None and ts >= parent.ts:
-            parent.flags |= ENGAGED
-        if parent is None or parent.normalized != normalized:
-            self.stats.data_quality[acc.PAGINATION_WITHOUT_SEARCH] += 1
-            return
-        alias = PageAlias(key, parent, (page - 1) * (parent.flags >> _PAGE_SHIFT), ts)
-        self.searches[key] = alias
-        self.expiry_due.append(alias)  # its parent is tracked, so next_deadline is set already
-
     # -- events ----------------------------------------------------------------------------
     def on_event(self, rec: WireRecord, ts: float) -> int:
         """An event, in the order docs/metrics.md decides it: its search (or ignored, or an
-        orphan), then an exposure (_exposure), a redelivery (_repeated), engagement of the
-        session (_engage), and its outcome: on a zero-result search only a data-quality issue
-        (_on_zero_result), else a conversion (_conversion) or a click (_click) at its position
-        across result pages (_position). Hot path: the steps are methods only where they
-        keep the complexity of each within reach, one call each."""
+        orphan), then an exposure, a redelivery (_repeated), engagement of the session
+        (_engage), and what it did to its search: on a zero-result search only a data-quality
+        issue (_on_zero_result), else a conversion or a click at its position across result
+        pages (_position). A click or conversion decides its search at once (_acted: acted on,
+        it is a person's), so it counts as it comes; an exposure, for a store row, waits for
+        the decision (_exposed); nothing counts for a keystroke or an automated client's search.
+        Hot path: the steps are methods only where they keep the complexity of each within
+        reach."""
         action = ACTIONS.get(rec.action_name)
         if action is None:
             self.stats.ignored[acc.UNUSED_ACTION] += 1
@@ -314,30 +428,65 @@ class Sessionizer:
         if ts < search.ts:  # its device clock is behind the server's: it followed the search
             self.stats.data_quality[acc.EVENT_BEFORE_SEARCH] += 1
             ts = search.ts
+        if search.ts < ts - self.abandonment_s and not search.flags & DECIDED:
+            self._decide(search)  # decided before this event: it comes after its decision
+        search.flags |= EVENTED
         if action == EXPOSURE:
-            if self.query_stats is not None:
-                self._exposure(rec.event_attributes, search, target is search)
+            if self.query_stats is not None:  # an exposure counts for a store row only
+                self._exposed(search, rec, target is search)
             return acc.ACCEPTED
         attrs = rec.event_attributes
-        obj = attrs.object if attrs is not None else None
         rank = self._rank(attrs)
-        if self._repeated(search, action, rec, obj, rank):
+        if self._repeated(search, action, rec, attrs.object if attrs is not None else None,
+                          rank):
             return acc.DUPLICATE
-        self._engage(search, ts)
+        self._engage(search, ts)  # may decide the search itself: its flags read after
         flags = search.flags
+        done = CLICKED if action == CLICK else CONVERTED
+        if flags & DECIDED:
+            search.flags = flags | done
+        else:  # acted on: a person's search (automated.py), counted now
+            self._acted(search, flags & ~KEYSTROKE | done)
+        if search.series is None:  # counted apart (a keystroke, an automated client's)
+            return acc.ACCEPTED
         if flags & ZERO_RESULT:
-            self._on_zero_result(search, action, flags)
+            self._on_zero_result()
         elif action == CONVERSION:
-            self._conversion(search, flags)
+            self._conversion(search)
         else:
-            self._click(search, obj, _position(rank, offset, target is search), ts, flags)
+            position = _position(rank, offset, target is search)
+            if position == 0:
+                self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
+            elif rank > flags >> PAGE_SHIFT > 0:  # past the results its page listed
+                search.series.clicks_beyond_results += 1
+            self._click(search, attrs.object if attrs is not None else None, position, ts)
         return acc.ACCEPTED
 
-    def _on_zero_result(self, search: Search, action: int, flags: int) -> None:
+    def _acted(self, search: Search, flags: int) -> None:
+        """The user acted on a search not yet decided (a click, a conversion, a next page): it
+        is no keystroke, and its client no crawler, monitor or fleet (sessions/automated.py):
+        it is decided now — counted with what it received so far — and what comes after it
+        counts as it comes."""
+        search.flags = flags | EARLY
+        if search.watch is not None:
+            search.watch.acted = True
+        self._decide(search)
+
+    def _exposed(self, search: Search, rec: WireRecord, first_page: bool) -> None:
+        """An exposure, for the search's store row: held until its decision, counted after (a
+        search counted apart has no row)."""
+        held = search.held
+        if held is not None:  # a list until the decision, None after
+            held.append((rec, first_page))
+        elif not search.flags & DECIDED:
+            search.held = [(rec, first_page)]
+        elif search.series is not None:
+            self._exposure(rec.event_attributes, search, first_page)
+
+    def _on_zero_result(self) -> None:
         """A click or conversion on a search that returned nothing is not an outcome of the
-        search's results: only a data-quality issue, and the search no longer abandoned."""
+        search's results: only a data-quality issue (and the search, acted on, no exit)."""
         self.stats.data_quality[acc.CLICK_ON_ZERO_RESULT_SEARCH] += 1
-        search.flags = flags | (CLICKED if action == CLICK else CONVERTED)
 
     def _exposure(self, attrs: EventAttributes | None, search: Search, first_page: bool
                   ) -> None:
@@ -348,7 +497,7 @@ class Sessionizer:
             document = attrs.object.object_id
             row.shown[document] = row.shown.get(document, 0) + 1
             # positions from impressions only when no result list gave them
-            if first_page and not search.flags >> _PAGE_SHIFT:
+            if first_page and not search.flags >> PAGE_SHIFT:
                 rank = self._rank(attrs)
                 if rank > 0:
                     self.query_stats.shown_at(row, rank, document)
@@ -378,21 +527,21 @@ class Sessionizer:
         if last is not search and last is not None and ts >= last.ts:
             last.flags |= ENGAGED
 
-    def _conversion(self, search: Search, flags: int) -> None:
+    def _conversion(self, search: Search) -> None:
         """A conversion on a search with results: counted, and the search converted once."""
         series = search.series
         row = self._row(search) if self.query_stats is not None else None
         series.conversions += 1
-        if not flags & CONVERTED:
-            search.flags = flags | CONVERTED
+        if not search.flags & CONVERSION_COUNTED:
+            search.flags |= CONVERSION_COUNTED
             series.converted += 1
             if search.unit is not None:
                 search.unit.converted += 1
             if row is not None:
                 row.converted += 1
 
-    def _click(self, search: Search, obj: EventObject | None, position: int, ts: float,
-               flags: int) -> None:
+    def _click(self, search: Search, obj: EventObject | None, position: int, ts: float
+               ) -> None:
         """A click on a search with results at ``position`` (0: unknown): its team, its IPS
         weight; the first one makes the search clicked, with its time and position."""
         series = search.series
@@ -403,14 +552,13 @@ class Sessionizer:
                 self._team_click(search, UNTAGGED if team is None else team)
         elif search.teams is not None:
             self._team_click(search, UNTAGGED)
-        if position == 0:
-            self.stats.data_quality[acc.UNKNOWN_CLICK_POSITION] += 1
-        elif self.click_weights is not None:
+        if position and self.click_weights is not None:
             weights = self.click_weights.get(series.application)
             if weights is not None and position <= len(weights):
                 series.debiased_clicks += weights[position - 1]
-        if not flags & CLICKED:
-            search.flags = flags | CLICKED
+        first = not search.flags & CLICK_COUNTED
+        if first:
+            search.flags |= CLICK_COUNTED
             series.clicked += 1
             if search.unit is not None:
                 search.unit.clicked += 1
@@ -419,9 +567,10 @@ class Sessionizer:
                 series.first_click_position.observe(position)
                 series.reciprocal_rank_sum += 1.0 / position
         if self.query_stats is not None:
-            self._click_row(self._row(search), obj, position, flags)
+            self._click_row(self._row(search), obj, position, first)
 
-    def _click_row(self, row: QueryRow, obj: EventObject | None, position: int, flags: int) -> None:
+    def _click_row(self, row: QueryRow, obj: EventObject | None, position: int, first: bool
+                   ) -> None:
         """The click in the search's store row: the document clicked, at which position."""
         row.clicks += 1
         if obj is not None and obj.object_id is not None:
@@ -429,7 +578,7 @@ class Sessionizer:
             clicked[obj.object_id] = clicked.get(obj.object_id, 0) + 1
             if position:
                 self.query_stats.click_at(row, position, obj.object_id)
-        if not flags & CLICKED:
+        if first:
             row.clicked += 1
             if position:
                 row.ranked_clicked += 1
@@ -473,34 +622,51 @@ class Sessionizer:
     # -- deadlines -------------------------------------------------------------------------
     def _newest(self, search: Search, ts: float) -> Search | None:
         """A session's newest search whose deadline passed before ``ts``, as a record at
-        ``ts`` finds it: its outcome decided, and None once its attribution window closed."""
+        ``ts`` finds it: decided, and None once its attribution window closed."""
         if not search.flags & DECIDED:
             self._decide(search)
         return None if search.ts < ts - self.attribution_s else search
 
     def _decide(self, search: Search) -> None:
+        """A query record's decision, at its deadline or when the user acted on it: a
+        keystroke, an automated client's search, or a person's search counted with everything
+        that happened to it so far and its outcome (_count)."""
         flags = search.flags
         search.flags = flags | DECIDED
-        if (not flags & (CLICKED | CONVERTED | ENGAGED)
-                and self.sessions.get(search.session_key) is search):
-            if flags & ZERO_RESULT:
-                search.series.zero_result_exits += 1
-            else:
-                search.series.abandoned += 1
-                if search.unit is not None:
-                    search.unit.abandoned += 1
-                if self.query_stats is not None:
-                    self._row(search).abandoned += 1
+        record = search.record
+        if flags & KEYSTROKE:
+            self._apart(search, record, None)
+        elif search.watch is not None and search.watch.on and (
+                reason := self.automated.verdict(search.client,
+                                                 search.ts + self.abandonment_s)) is not None:
+            self._apart(search, record, reason)
+        else:
+            self._count(search, record, flags)
+        search.record = None  # kept until now, for its counts
+
+    def _abandoned(self, search: Search, series: QualitySeries, flags: int) -> None:
+        """Nothing followed the search by its decision: a zero-result exit, or abandoned."""
+        if flags & ZERO_RESULT:
+            series.zero_result_exits += 1
+            return
+        series.abandoned += 1
+        if search.unit is not None:
+            search.unit.abandoned += 1
+        if self.query_stats is not None:
+            self._row(search).abandoned += 1
 
     def expire_before(self, t: float) -> None:
-        """Decide every outcome and evict every search whose deadline is before ``t``; forget
-        the experiments' clients not seen for their window (not at the end of input, ``t``
-        infinite: the count then stays that of the newest time)."""
-        if t < inf:
-            self.units.expire_before(t)
+        """Decide every query record and evict every search whose deadline is before ``t``;
+        forget the experiments' and the automated-client rules' clients not seen for their
+        window (not at the end of input, ``t`` infinite: the count then stays that of the
+        newest time)."""
         due = self.outcome_due
         if due and due[0].ts < t - self.abandonment_s:  # deadline < t ⇔ search.ts < t − window
             self._decide_abandoned(t - self.abandonment_s)
+        if t < inf:  # after the decisions: they count units and read the clients' windows
+            self.units.expire_before(t)
+            if t > self.automated.next_expiry:
+                self.automated.expire_before(t)
         expiring = self.expiry_due
         if expiring and expiring[0].ts < t - self.attribution_s:
             self._evict_attributed(t - self.attribution_s)
@@ -508,13 +674,18 @@ class Sessionizer:
                                  expiring[0].ts + self.attribution_s if expiring else inf)
 
     def _decide_abandoned(self, horizon: float) -> None:
-        """Every search made before ``horizon`` has had its abandonment window: its outcome
-        (abandoned, a zero-result exit, or neither) is decided now, once."""
+        """Every query record made before ``horizon`` has had its abandonment window: it is
+        decided now, once."""
         due = self.outcome_due
         while due and due[0].ts < horizon:
             search = due.popleft()
             if not search.flags & DECIDED:
                 self._decide(search)
+            elif search.flags & (EARLY | ZERO_RESULT) == EARLY and search.series is not None:
+                # acted on, counted at once: its event coverage is read here, in the order of
+                # the searches' times (the others' at their decision), so a burst of decisions
+                # (the end of input, a lull) never looks like events that stopped
+                self.tracking.observe(search.series.application, True)
 
     def _evict_attributed(self, horizon: float) -> None:
         """Every search and page made before ``horizon`` has had its attribution window: it
@@ -534,6 +705,5 @@ class Sessionizer:
 
     @property
     def pending(self) -> int:
-        """Searches whose abandonment / zero-result exit is not decided yet."""
+        """Query records not decided yet (the gauge ``pending_searches``)."""
         return len(self.outcome_due)
-

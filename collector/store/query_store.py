@@ -49,6 +49,9 @@ _BACKFILL_DAYS = ("INSERT INTO store_days (day) SELECT DISTINCT day FROM query_s
                   "ON CONFLICT (day) DO NOTHING")
 
 
+_TOPIC_ID = "topic_id TEXT NOT NULL DEFAULT ''"
+
+
 def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
     counts = ", ".join(f"{c} {real if c in SUMS else integer} NOT NULL" for c in _COLUMNS)
     items = ", ".join(f"{c} TEXT NOT NULL" for c in _ITEMS)
@@ -60,10 +63,12 @@ def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
         # ends) is then one index lookup, not a scan of every row (10 % of the job on a
         # 10M-row store). Filled with the rows, in the same transaction.
         f"CREATE TABLE IF NOT EXISTS store_days (day TEXT NOT NULL PRIMARY KEY){suffix}",
+        # topic_id: the Kafka topic id the offsets are of ('' before topic ids were kept): a
+        # topic created again under its name (another id) does not start from them
         "CREATE TABLE IF NOT EXISTS store_offsets (consumer_group TEXT NOT NULL, "
         f"topic TEXT NOT NULL, kafka_partition INTEGER NOT NULL, safe_offset {integer} NOT NULL, "
-        f"high_offset {integer} NOT NULL, PRIMARY KEY (consumer_group, topic, kafka_partition))"
-        f"{suffix}",
+        f"high_offset {integer} NOT NULL, {_TOPIC_ID}, "
+        f"PRIMARY KEY (consumer_group, topic, kafka_partition)){suffix}",
         # How far `replay` got in each input, known by its content (InputMark): the file
         # counterpart of store_offsets, written in the same transactions.
         "CREATE TABLE IF NOT EXISTS store_inputs (head TEXT NOT NULL PRIMARY KEY, "
@@ -103,9 +108,11 @@ _POSITIONS = (f"SELECT application, query, searches, {_MARKS}, shown_at, clicked
 _CLIENTS_OF = ("SELECT clients, searches_without_client_id FROM query_stats "
                "WHERE application = ? AND query = ? AND day >= ?")
 _UPSERT_OFFSETS = (
-    "INSERT INTO store_offsets VALUES (?, ?, ?, ?, ?) "
+    "INSERT INTO store_offsets (consumer_group, topic, kafka_partition, safe_offset, "
+    "high_offset, topic_id) VALUES (?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET "
-    "safe_offset = excluded.safe_offset, high_offset = excluded.high_offset")
+    "safe_offset = excluded.safe_offset, high_offset = excluded.high_offset, "
+    "topic_id = excluded.topic_id")
 
 # Columns added after the first version, with their type and default (old stores: upgraded by
 # a writer, read as the defaults by a reader).
@@ -117,6 +124,7 @@ _ADDED = (*((c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS),
           ("searches_without_client_id", "INTEGER NOT NULL DEFAULT 0"))
 
 Offsets = dict[tuple[str, int], tuple[int, int]]  # (topic, partition) → (safe, high-water)
+TopicIds = dict[str, str]  # topic → its Kafka topic id, where known
 
 
 class InputMark(NamedTuple):
@@ -281,6 +289,12 @@ class QueryStore:
             except self.errors:
                 with self._transaction():
                     self.db.execute(f"ALTER TABLE query_stats ADD COLUMN {column} {kind}")
+        try:
+            with self._transaction():
+                self.db.execute("SELECT topic_id FROM store_offsets LIMIT 0")
+        except self.errors:  # offsets written before topic ids were kept: of no id ('')
+            with self._transaction():
+                self.db.execute(f"ALTER TABLE store_offsets ADD COLUMN {_TOPIC_ID}")
         with self._transaction():
             cursor = self.db.cursor()
             cursor.execute("SELECT day FROM store_days LIMIT 1")
@@ -288,11 +302,12 @@ class QueryStore:
                 cursor.execute(_BACKFILL_DAYS)
 
     def add(self, rows: Iterable[tuple[Key, QueryRow]], offsets: Offsets | None = None,
-            group: str = "", inputs: Iterable[InputMark] = ()) -> None:
-        """Add rows (and record the offsets or the input positions they cover) in one
-        transaction; rows older than ``retention_days`` before the newest day written — or
-        before today, if that is later: a day past the wall clock deletes nothing — are
-        deleted in it."""
+            group: str = "", inputs: Iterable[InputMark] = (),
+            topic_ids: TopicIds | None = None) -> None:
+        """Add rows (and record the offsets or the input positions they cover, the offsets
+        with the id of their topic in ``topic_ids``) in one transaction; rows older than
+        ``retention_days`` before the newest day written — or before today, if that is
+        earlier: a day past the wall clock deletes nothing — are deleted in it."""
         days: dict[int, str] = {}
         values = self._row_values(rows, days)
         today = int(self.wall_clock() // 86400)
@@ -309,7 +324,7 @@ class QueryStore:
                     # log keeps what it writes, a log dated ahead keeps it too
                     cursor.execute(self._sql["expire"], (cutoff,))
                     cursor.execute(self._sql["expire_days"], (cutoff,))
-                self._write_positions(cursor, offsets, group, inputs)
+                self._write_positions(cursor, offsets, group, inputs, topic_ids or {})
         except self.errors as error:
             raise _failure(self.url, error) from None
         if expire:
@@ -333,12 +348,12 @@ class QueryStore:
             for (day, application, query), row in rows]
 
     def _write_positions(self, cursor: Any, offsets: Offsets | None, group: str,
-                         inputs: Iterable[InputMark]) -> None:
+                         inputs: Iterable[InputMark], topic_ids: TopicIds) -> None:
         """The Kafka offsets or the input positions the rows cover, in the rows' transaction:
         a restart resumes exactly where the stored counts end."""
         if offsets:
             cursor.executemany(self._sql["offsets"], [
-                (group, topic, partition, safe, high)
+                (group, topic, partition, safe, high, topic_ids.get(topic, ""))
                 for (topic, partition), (safe, high) in offsets.items()])
         marks = [(*mark[:-1], int(mark.complete)) for mark in inputs]
         if marks:
@@ -353,6 +368,14 @@ class QueryStore:
         cursor.execute("SELECT topic, kafka_partition, safe_offset, high_offset FROM "
                        f"store_offsets WHERE consumer_group = {self.placeholder}", (group,))
         return {(topic, partition): (safe, high) for topic, partition, safe, high in cursor}
+
+    def topic_ids(self, group: str) -> dict[tuple[str, int], str]:
+        """The topic id each partition's stored offsets are of ('' when written before
+        topic ids were kept), per partition of the consumer group."""
+        cursor = self.db.cursor()
+        cursor.execute("SELECT topic, kafka_partition, topic_id FROM store_offsets WHERE "
+                       f"consumer_group = {self.placeholder}", (group,))
+        return {(topic, partition): topic_id for topic, partition, topic_id in cursor}
 
     def inputs(self) -> dict[str, InputMark]:
         """How far replays got in the inputs whose rows the store holds, by head (none in a

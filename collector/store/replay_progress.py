@@ -136,6 +136,8 @@ class ReplayProgress:
         ``horizon`` (``Engine.final_before``); None: the end, every input complete."""
         if horizon is None:
             safe, complete = self._cut(), True
+        elif not self.handed_on:  # nothing counted yet (an input broke off before its
+            return []  # first record: the merge stopped there): nothing to finish
         else:
             safe, complete = self._safe(horizon), False
         return [InputMark(source.head or "", input_name(source.path), self.run, ordinal,

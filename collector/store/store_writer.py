@@ -22,7 +22,13 @@ from prometheus_client.registry import Collector
 from collector import definitions as d
 from collector.errors import StoreError
 from collector.store.query_stats import Key, QueryRow, QueryStats, merge_rows
-from collector.store.query_store import InputMark, Offsets, QueryStore, open_store
+from collector.store.query_store import (
+    InputMark,
+    Offsets,
+    QueryStore,
+    TopicIds,
+    open_store,
+)
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
     from collector.config import Config
@@ -62,11 +68,12 @@ class StoreWriter:
                 or sum(len(s.rows) for s in stats) >= self.max_rows)
 
     def flush(self, stats: list[QueryStats], offsets: Offsets | None = None, group: str = "",
-              wait: bool = False, inputs: list[InputMark] | None = None) -> bool:
+              wait: bool = False, inputs: list[InputMark] | None = None,
+              topic_ids: TopicIds | None = None) -> bool:
         """Drain every pending row and write it (with the offsets or input positions it
-        covers) in one transaction on the writer thread. Returns False when the previous
-        write, or this one with ``wait``, failed (its rows wait for the next flush; the next
-        flush's positions cover them)."""
+        covers, the offsets with their topics' ids) in one transaction on the writer thread.
+        Returns False when the previous write, or this one with ``wait``, failed (its rows
+        wait for the next flush; the next flush's positions cover them)."""
         ok = self.settle()
         self.next_flush = self.clock() + self.interval_s
         batch = self._retry
@@ -75,7 +82,7 @@ class StoreWriter:
             merge_rows(batch, s.drain())
         self._batch = batch
         self._inflight = self._thread.submit(self.store.add, batch.items(), offsets, group,
-                                             inputs or ())
+                                             inputs or (), topic_ids)
         return self.settle() and ok if wait else ok
 
     def settle(self) -> bool:
@@ -104,6 +111,11 @@ class StoreWriter:
         """The stored offsets, once the write in flight (if any) has landed."""
         self.settle()
         return self.store.offsets(group)
+
+    def topic_ids(self, group: str) -> dict[tuple[str, int], str]:
+        """The topic ids of the stored offsets, once the write in flight has landed."""
+        self.settle()
+        return self.store.topic_ids(group)
 
     def close(self) -> None:
         self.settle()

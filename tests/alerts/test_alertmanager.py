@@ -6,14 +6,17 @@ import subprocess
 import time
 
 import pytest
+import yaml
 
 from alerts.alertmanager import ROOT_CAUSES
 from alerts.build import GENERATED
+from alerts.config import NEEDS_TRACKING, TRACKING_ALERT
 from testbed.monitoring import Alertmanager
 from testbed.process import require
 
 pytestmark = pytest.mark.integration  # amtool and a real Alertmanager
 CONFIG = GENERATED / "alertmanager.yml"
+RULES = GENERATED / "searchpulse-rules.yml"
 
 
 def amtool(*args: str) -> subprocess.CompletedProcess:
@@ -25,6 +28,7 @@ def test_check_config():
     done = amtool("check-config", str(CONFIG))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 receivers" in done.stdout
+    assert "3 inhibit rules" in done.stdout
 
 
 @pytest.mark.parametrize(("labels", "receiver"), [
@@ -87,3 +91,59 @@ def test_critical_mutes_warning_of_the_same_alert_and_application(alertmanager):
              for a in alerts}
     assert state == {("critical", "web"): "active", ("warning", "web"): "suppressed",
                      ("warning", "app"): "active"}
+
+
+def _generated_alerts() -> dict[str, dict]:
+    """Each alert rule of the generated rules by name (a critical one over its warning)."""
+    groups = yaml.safe_load(RULES.read_text())["groups"]
+    rules = [rule for group in groups for rule in group["rules"] if "alert" in rule]
+    return {rule["alert"]: rule for rule in sorted(rules, key=lambda r: r["labels"]["severity"],
+                                                   reverse=True)}
+
+
+def _firing(rule: dict, application: str) -> dict:
+    """The alert Prometheus sends for ``rule`` of ``application``: the rule's labels, the
+    series' application (and a variant for the per-variant experiment alerts)."""
+    variant = {"variant": "treatment"} if "Experiment" in rule["alert"] else {}
+    return {"labels": {"alertname": rule["alert"], **rule["labels"], "application": application,
+                       **variant},
+            "annotations": {"summary": rule["alert"]}}
+
+
+def test_broken_tracking_mutes_what_rests_on_events_for_its_application_only(alertmanager):
+    """SearchTrackingBroken of web, every alert whose rule says it needs tracking (CTR,
+    reformulation, abandonment, judged relevance, the experiment guardrails, the automated
+    share) for web and for shop, and the zero-result page of web, all with the labels the
+    generated rules give them: web's tracked alerts read as inhibited by the tracking page
+    through the API, shop's and the zero-result page stay active."""
+    rules = _generated_alerts()
+    tracked = sorted(name for name, rule in rules.items()
+                     if rule["labels"].get(NEEDS_TRACKING[0]) == NEEDS_TRACKING[1])
+    assert tracked == ["SearchAbandonmentRateHigh", "SearchAutomatedShareJump",
+                       "SearchClickThroughRateDrop", "SearchExperimentGuardrailWorse",
+                       "SearchExperimentLatencyGuardrailWorse", "SearchJudgedRelevanceDrop",
+                       "SearchReformulationRateHigh"]
+    loud = rules["SearchZeroResultRateHigh"]
+    alertmanager.post([_firing(rules[TRACKING_ALERT], "web"), _firing(loud, "web"),
+                       *(_firing(rules[name], app) for name in tracked for app in ("web", "shop"))])
+    expected = 2 + 2 * len(tracked)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        alerts = alertmanager.alerts()
+        if len(alerts) == expected and sum(bool(a["status"]["inhibitedBy"]) for a in alerts) \
+                == len(tracked):
+            break
+        time.sleep(0.2)
+    status = {(a["labels"]["alertname"], a["labels"]["application"]): a["status"]
+              for a in alerts}
+    assert len(status) == expected
+    source = status[(TRACKING_ALERT, "web")]
+    assert source["state"] == "active" and source["inhibitedBy"] == []
+    fingerprint = next(a["fingerprint"] for a in alerts
+                       if a["labels"]["alertname"] == TRACKING_ALERT)
+    for name in tracked:
+        assert status[(name, "web")]["state"] == "suppressed", name
+        assert status[(name, "web")]["inhibitedBy"] == [fingerprint], name
+        assert status[(name, "shop")]["state"] == "active", name
+        assert status[(name, "shop")]["inhibitedBy"] == [], name
+    assert status[(loud["alert"], "web")]["state"] == "active"  # a failure seen without events

@@ -153,8 +153,14 @@ def test_thresholds_come_from_file_environment_and_flags(tmp_path, monkeypatch):
                  "--set", "alerts.windows.baseline_offsets=1d,1w"]) == 0
     text = (tmp_path / "searchpulse-rules.yml").read_text()
     assert "ratio_rate5m > 0.2\n" in text and "ratio_rate5m > 0.15" not in text
-    assert "offset 1d" in text and "offset 2w" not in text
     groups = yaml.safe_load(text)["groups"]
+    records = {r["record"]: r["expr"] for g in groups for r in g["rules"] if "record" in r}
+    ctr = records["application:searchpulse_clicked_searches_per_tracked_searches_with_results:"
+                  "ratio_rate6h_baseline"]
+    assert re.findall(r"offset (\w+)", ctr) == ["1d", "1w"]
+    coverage = records["application:searchpulse_searches_with_events_per_searches_with_results:"
+                       "ratio_rate1h_baseline"]  # the health baselines keep their own offsets
+    assert re.findall(r"offset (\w+)", coverage) == ["1d", "1w", "2w", "3w"]
     pages = [r for g in groups for r in g["rules"]
              if r.get("labels", {}).get("severity") == "critical"]
     assert {r["for"] for r in pages if r["alert"] == "SearchZeroResultRateHigh"} == {"7m"}
@@ -164,6 +170,12 @@ def test_thresholds_come_from_file_environment_and_flags(tmp_path, monkeypatch):
     (["--set", "alerts.thresholds.ctr_drop_factor=low"], "alerts.thresholds.ctr_drop_factor"),
     (["--set", "alerts.windows.page_short=2h"], "alerts.windows.page_short"),
     (["--set", "alerts.durations.ticket_for=soon"], "alerts.durations.ticket_for"),
+    (["--set", "alerts.thresholds.event_coverage_drop_factor=1.5"],
+     "alerts.thresholds.event_coverage_drop_factor"),
+    (["--set", "alerts.thresholds.automated_share_rise=0"],
+     "alerts.thresholds.automated_share_rise"),
+    (["--set", "alerts.windows.health_baseline_offsets=1d,yesterday"],
+     "alerts.windows.health_baseline_offsets"),
     (["--set", "alerts.nothing=1"], "alerts.nothing"),
 ])
 def test_a_bad_setting_exits_2_naming_it(tmp_path, capsys, args, named):
@@ -237,3 +249,62 @@ def test_a_malformed_split_is_refused_naming_the_key():
                            ("control", "VARIANT=SHARE"), ("control=1", "two variants")):
         with pytest.raises(ConfigError, match=f"experiments.split.*{problem}"):
             load_profile(overrides={"experiments.split": value}, environ={})
+
+
+def test_broken_tracking_mutes_every_alert_that_needs_tracking_and_no_other():
+    """One mechanism: a builder says whether its alert's number rests on the front end's
+    events, the rule carries the label, one inhibit rule matches it. The behaviour drifts, the
+    judged-relevance drop, the experiment guardrails and the automated share need tracking;
+    failures seen without any event do not."""
+    from alerts.alertmanager import alertmanager_config
+    from alerts.config import NEEDS_TRACKING, TRACKING_ALERT
+
+    profile = load_profile(environ={})
+    label, value = NEEDS_TRACKING
+    needs = {r["alert"] for r in _rules(profile) if r.get("labels", {}).get(label) == value}
+    assert needs == {"SearchClickThroughRateDrop", "SearchReformulationRateHigh",
+                     "SearchAbandonmentRateHigh", "SearchJudgedRelevanceDrop",
+                     "SearchExperimentGuardrailWorse", "SearchExperimentLatencyGuardrailWorse",
+                     "SearchAutomatedShareJump"}
+    inhibit = alertmanager_config(profile.deployment, profile.routing)["inhibit_rules"]
+    assert {"source_matchers": [f'alertname="{TRACKING_ALERT}"'],
+            "target_matchers": [f'{label}="{value}"'],
+            "equal": ["service", "application"]} in inhibit
+    section = (ALERTS / "runbooks.md").read_text().split(f"\n## {TRACKING_ALERT}\n")[1]
+    section = section.split("\n## ")[0]
+    assert all(f"`{name}`" in section for name in needs), "the runbook names what it mutes"
+
+
+def test_all_searches_are_recorded_as_a_sum_wherever_a_difference_is():
+    """Count.total (all searches = searches + automated searches) at every level a count is
+    recorded, as Count.difference (searches with results) is."""
+    from alerts.rules import Recordings
+
+    rec = Recordings(load_profile(environ={}))
+    assert rec.count("application", "all_searches", "5m") == \
+        "application:searchpulse_all_searches:rate5m"
+    assert rec.rules["application:searchpulse_all_searches:rate5m"]["expr"] == (
+        "application:searchpulse_searches:rate5m + "
+        "application:searchpulse_automated_searches:rate5m")
+    assert rec.rules["application:searchpulse_automated_searches:rate5m"]["expr"] == (
+        "sum by (application) "
+        '(rate(searchpulse_automated_searches_total{job="searchpulse"}[5m]))')
+    variant = rec.variant_count("all_searches", "1h")
+    assert rec.rules[variant]["expr"] == ("application_variant:searchpulse_searches:increase1h + "
+                                          "application_variant:searchpulse_automated_searches:"
+                                          "increase1h")
+    with_results = rec.variant_count("searches_with_results", "1h")
+    assert " - " in rec.rules[with_results]["expr"]
+
+
+def test_one_recorded_name_never_stands_for_two_expressions():
+    """A baseline asked for with other offsets under a name already recorded is refused, not
+    silently given the first one's offsets."""
+    from alerts.rules import Recordings
+
+    rec = Recordings(load_profile(environ={}))
+    ratio = rec.ratio("application", "clicked_searches_per_tracked_searches_with_results", "6h")
+    rec.baseline(ratio)
+    assert rec.baseline(ratio) == ratio + "_baseline"  # the same rule again: one rule
+    with pytest.raises(ValueError, match="ratio_rate6h_baseline"):
+        rec.baseline(ratio, ("1d", "1w"))

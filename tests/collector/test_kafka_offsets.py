@@ -167,9 +167,42 @@ def test_a_checkpoint_record_names_its_group_and_topics_and_never_moves_offsets_
     assert sent["key"] == b"searchpulse/host-a" == checkpoint_key("searchpulse", "host-a").encode()
     assert json.loads(sent["value"]) == {
         "group": "searchpulse", "topics": ["events", "ubi"], "sequence": 1,
-        "partitions": {"ubi:0": [100, 250], "ubi:1": [5, 6]}, "counts": {"searches": 3}}
+        "partitions": {"ubi:0": [100, 250], "ubi:1": [5, 6]}, "topic_ids": {},
+        "counts": {"searches": 3}}
     assert checkpoints.sequence == 1
     assert checkpoints.partitions == {"ubi:0": [100, 250], "ubi:1": [5, 6]}
+
+
+def test_a_topic_created_again_under_its_name_is_not_taken_for_the_old_one(config,
+                                                                           monkeypatch):
+    """Checkpoints name each topic's id: the offsets of the old topic of the name cover no
+    partition of the new one, are recognised as another topic's, and are dropped from this
+    member's record, not maxed against the new topic's (which start again at 0)."""
+    old, new = "5f0c6b3e-0000-4000-8000-000000000001", "5f0c6b3e-0000-4000-8000-000000000002"
+    records = {
+        "searchpulse/host-a": {"group": "searchpulse", "topics": ["ubi"], "sequence": 3,
+                               "partitions": {"ubi:0": [900, 1000], "ubi:1": [40, 50]},
+                               "topic_ids": {"ubi": old}, "counts": {}},
+        "searchpulse/host-b": {"group": "searchpulse", "topics": ["ubi"], "sequence": 1,
+                               "partitions": {"ubi:1": [60, 70]}},  # before topic ids
+    }
+    monkeypatch.setattr(checkpoints_module, "read_checkpoints", lambda _: records)
+    producer = RecordingProducer()
+    checkpoints = Checkpoints(config, producer, "host-a", ["ubi"])
+    checkpoints.load()
+    assert checkpoints.covering("ubi", 0, old) == (900, 1000)
+    assert checkpoints.covering("ubi", 0, new) is None
+    assert checkpoints.covering("ubi", 1, new) == (60, 70)  # a record without ids: by name
+    assert checkpoints.covering("ubi", 0) == (900, 1000)  # a broker without ids: by name
+    assert checkpoints.recreated("ubi", old) is None
+    assert checkpoints.recreated("ubi", new) == old
+    assert checkpoints.recreated("ubi", None) is None
+    checkpoints.use("ubi", old)  # the same topic: nothing changes
+    assert checkpoints.partitions == {"ubi:0": [900, 1000], "ubi:1": [40, 50]}
+    checkpoints.use("ubi", new)
+    checkpoints.write({"ubi:0": [0, 12]}, {})
+    written = json.loads(producer.sent[-1]["value"])
+    assert (written["partitions"], written["topic_ids"]) == ({"ubi:0": [0, 12]}, {"ubi": new})
 
 
 def test_a_checkpoint_not_acknowledged_changes_nothing(config):

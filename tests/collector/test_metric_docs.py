@@ -40,7 +40,7 @@ def _documented() -> dict[str, tuple[str, tuple[str, ...]]]:
 def test_every_exposed_family_is_documented_with_its_type_and_labels():
     documented = _documented()
     defined = {family.name: (family.type, family.labels) for family in d.FAMILIES}
-    assert len(defined) == len(d.FAMILIES) == 71  # no family defined twice
+    assert len(defined) == len(d.FAMILIES) == 74  # no family defined twice
     assert documented == defined
 
 
@@ -71,6 +71,8 @@ def test_every_count_a_rate_divides_is_an_exposed_series_or_derived():
     assert d.count_of({"searches": 10, "zero_result": 3}, d.WITH_RESULTS) == 7
     assert d.rate_of({"searches": 10, "zero_result": 3, "clicked": 2}, d.CTR) == 2 / 7
     assert d.rate_of({"searches": 4, "zero_result": 4, "clicked": 0}, d.CTR) is None
-    assert d.CTR.ratio == "clicked_searches_per_searches_with_results"
+    assert d.CTR.ratio == "clicked_searches_per_tracked_searches_with_results"
+    counts = {"searches": 10, "zero_result": 3, "untracked": 2, "clicked": 2}
+    assert d.rate_of(counts, d.CTR) == 2 / 5
     assert d.rate_of({"searches": 6, "automated_searches": 2}, d.AUTOMATED_SHARE) == 2 / 8
     assert d.rate_of({"searches": 0, "automated_searches": 0}, d.AUTOMATED_SHARE) is None

@@ -187,6 +187,37 @@ def test_a_crash_in_the_middle_of_a_flush_leaves_the_store_as_it_was(store_url):
     store.close()
 
 
+def test_stored_offsets_name_their_topic_id_and_an_old_store_gets_the_column(store_url,
+                                                                            tmp_path):
+    """A topic created again under its name (docker compose down && up without a volume) is
+    another topic: the store keeps which one its offsets are of."""
+    if store_url.startswith("sqlite"):  # a store written before topic ids were kept
+        import sqlite3
+        old = sqlite3.connect(store_url.removeprefix("sqlite:///"))
+        old.execute("CREATE TABLE store_offsets (consumer_group TEXT NOT NULL, topic TEXT "
+                    "NOT NULL, kafka_partition INTEGER NOT NULL, safe_offset INTEGER NOT NULL, "
+                    "high_offset INTEGER NOT NULL, PRIMARY KEY (consumer_group, topic, "
+                    "kafka_partition)) WITHOUT ROWID")
+        old.execute("INSERT INTO store_offsets VALUES ('g', 'ubi', 1, 3, 4)")
+        old.commit()
+        old.close()
+    writer = StoreWriter(open_store(store_url), 60.0, 1000)
+    stats = QueryStats()
+    stats.row(2e9, "web", "tent").searches = 1
+    assert writer.flush([stats], {("ubi", 0): (10, 25), ("clicks", 0): (1, 2)}, "g",
+                        wait=True, topic_ids={"ubi": "id-of-ubi"})
+    expected = {("ubi", 0): "id-of-ubi", ("clicks", 0): ""}
+    if store_url.startswith("sqlite"):
+        expected[("ubi", 1)] = ""  # written before: of no known id
+    assert writer.topic_ids("g") == expected
+    assert writer.offsets("g")[("ubi", 0)] == (10, 25)
+    assert writer.flush([stats], {("ubi", 0): (0, 5)}, "g", wait=True,
+                        topic_ids={"ubi": "id-of-the-new-ubi"})  # the new topic's offsets
+    assert (writer.offsets("g")[("ubi", 0)], writer.topic_ids("g")[("ubi", 0)]) == (
+        (0, 5), "id-of-the-new-ubi")
+    writer.close()
+
+
 def test_an_unusable_store_is_a_clear_error(tmp_path):
     not_a_database = tmp_path / "notes.txt"
     not_a_database.write_text("hello, this is not SQLite\n" * 100)

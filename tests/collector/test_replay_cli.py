@@ -18,6 +18,8 @@ REPLAY_KEYS = {
     "clicked_searches", "clicks", "ctr", "converted_searches", "conversion_rate",
     "reformulated_searches", "reformulation_rate", "reformulations_by_kind", "abandoned_searches",
     "abandonment_rate", "zero_result_exits", "mean_time_to_first_click_s", "mrr_first_click",
+    "keystroke_records", "keystrokes_per_search", "automated_searches", "automated_share",
+    "searches_with_events", "event_coverage", "untracked_searches",
     "records", "invalid_records", "orphan_events", "late_events", "late_queries", "retimed_records",
     "future_records", "duplicates", "ignored_records",
     "by_application",

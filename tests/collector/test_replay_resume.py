@@ -299,7 +299,7 @@ def test_an_interrupted_replay_is_finished_with_its_inputs_and_only_them(
     url = f"sqlite:///{tmp_path / 'store.db'}"
     both = [str(p) for p in hosts["jsonl"]]
     _small_batches(monkeypatch)
-    assert _replay_crashing_after(both, url, 1500, monkeypatch) is None
+    assert _replay_crashing_after(both, url, 3000, monkeypatch) is None  # after a flush
     config = load_config(environ={})
     with pytest.raises(StoreError, match=f"also read {both[1]}: give the same inputs"):
         replay(both[:1], config, store=url)

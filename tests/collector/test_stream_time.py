@@ -118,10 +118,11 @@ def test_an_idle_source_releases_what_it_holds_and_its_time_follows_the_clock():
     idle_s = config["ordering.idle_s"]
     assert not engine.idle(idle_s - 1)
     assert engine.idle(idle_s)
+    assert engine.waiting == 0  # every record applied; the newest searches not decided yet
+    assert engine.sessions.pending > 0 and replay_summary(engine)["searches"] < final["searches"]
+    assert engine.idle(idle_s + config["windows.abandonment_s"] + 1)  # every search decided
     now = replay_summary(engine)
-    assert engine.waiting == 0
     assert {k: now[k] for k in EXACT} == {k: final[k] for k in EXACT}
-    assert engine.sessions.pending > 0  # the last searches' windows are still open
     assert engine.idle(idle_s + config["windows.attribution_s"] + 1)
     assert engine.sessions.pending == 0
     assert replay_summary(engine) == final

@@ -157,7 +157,7 @@ def test_engines_merge_and_checkpoints_keep_the_counts_not_the_units(ubi, engine
 
 def test_reset_counts_keeps_the_units(ubi, engine):
     e = engine([ubi.query("q1", "tent", 0, client="c1", variant="A")], close=False)
-    e.advance(T0 + 60)  # applied, its window still open
+    e.advance(T0 + 400)  # decided (counted), its unit window still open
     assert [b.searches for b in experiments(e)["web", "A"].filled()] == [1]
     e.reset_counts()
     a = experiments(e)["web", "A"]

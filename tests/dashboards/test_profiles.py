@@ -41,7 +41,8 @@ PROFILES = {
          "SEARCHPULSE_ALERTS_THRESHOLDS_EVENT_STALENESS_S_CRITICAL": "1200"},
         ["--set", "alerts.windows.ticket_short=1h",
          "--set", "alerts.thresholds.known_item_zero_result_rate_critical=0.1",
-         "--set", "alerts.thresholds.latency_quantile=0.999"]),
+         "--set", "alerts.thresholds.latency_quantile=0.999",
+         "--set", "alerts.thresholds.event_coverage_floor=0.1"]),
     "experiment design moved": (
         "[experiments]\ncontrol_variant = 'baseline'\nsplit = ['baseline=0.8', 'treatment=0.2']\n",
         {"SEARCHPULSE_EXPERIMENTS_GUARDRAIL_ZERO_RESULT_MARGIN": "0.02"},
@@ -85,8 +86,10 @@ def panel_series(board: dict) -> set[str]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> set[str]:
     """The series a collector exports: a replay's final exposition (judged, debiased,
-    interleaved and invalid traffic: every family has samples), the Kafka consumer's health
-    and the store writer's (their collectors over stand-ins of their sources)."""
+    interleaved and invalid traffic: nearly every family has samples; a gauge or counter it
+    declares without one — lag per partition, events without a search in a log with no such
+    event — counts too), the Kafka consumer's health and the store writer's (their collectors
+    over stand-ins of their sources)."""
     work = tmp_path_factory.mktemp("exported")
     cli = [sys.executable, "-m", "collector.cli"]
     subprocess.run([*cli, "simulate", "--sessions", "400", "--out", "ubi.jsonl", "--truth",
@@ -101,14 +104,15 @@ def exported(tmp_path_factory) -> set[str]:
     registry = CollectorRegistry()
     registry.register(KafkaHealthCollector(SimpleNamespace(
         parts={}, lag=lambda assigned: {}, consumed={"ubi": 1}, connected=True,
-        health={"commits": 1, "commit_failures": 0, "rebalances": 0})))
+        health={"commits": 1, "commit_failures": 0, "rebalances": 0,
+                "topic_recreations": 0})))
     registry.register(StoreHealthCollector(SimpleNamespace(flushes=1, failures=0,
                                                            rows_written=1, waiting={})))
     text = (work / "final.prom").read_text() + generate_latest(registry).decode()
     samples = {line.split()[0].split("{")[0] for line in text.splitlines()
                if line and not line.startswith("#")}
-    gauges = set(re.findall(r"^# TYPE (\S+) gauge$", text, re.M))  # none yet: lag per partition
-    return samples | gauges | PROMETHEUS_SERIES
+    declared = set(re.findall(r"^# TYPE (\S+) (?:gauge|counter)$", text, re.M))
+    return samples | declared | PROMETHEUS_SERIES
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -148,6 +152,11 @@ def test_thresholds_drawn_are_the_ones_that_page(tmp_path, monkeypatch):
     assert re.findall(r":p99_9_rate(\w+) > ([\d.]+)",
                       alerts[("SearchLatencyHigh", "warning")]) == [("5m", "0.4"), ("2h", "0.4")]
     assert _drawn(_panel(health, "Freshness")) == [1200]
+    for title in ("Event coverage", "Event coverage by application"):
+        assert _drawn(_panel(overview, title)) == [0.1], title
+    assert "ratio_rate2h < 0.1\n" in alerts[("SearchTrackingBroken", "critical")]
+    assert "the median of the same 2h window 1d, 1w, 2w, 3w earlier" in \
+        _panel(overview, "Event coverage by application")["description"]
     assert "> 1200\n" in alerts[("SearchpulseEventsStale", "critical")]
     experiments = {p["title"]: p for p in boards["experiments"]["panels"]}
     assert "Latency p99.9 by variant" in experiments
@@ -175,8 +184,8 @@ def test_the_experiment_design_the_rules_and_panels_read_is_the_report_s(tmp_pat
     assert "baseline 80%, treatment 20%" in \
         alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
     assert "last 1h" in alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
-    low = records["application_variant:searchpulse_clicked_searches_per_searches_with_results:"
-                  "clustered_low_increase1h"]
+    low = records["application_variant:searchpulse_clicked_searches_per_tracked_searches_"
+                  "with_results:clustered_low_increase1h"]
     assert repr(t_quantile(15)) in low
     panels = {p["title"]: p for p in boards_of(out / "dashboards")["experiments"]["panels"]}
     guardrail = panels["Zero-result rate difference from the control"]["description"]

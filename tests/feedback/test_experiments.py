@@ -89,10 +89,11 @@ def test_rates_intervals_and_differences_by_hand(report):
     control, treatment = _by_hand("control"), _by_hand("treatment")
     assert control[0] == 0.4 and treatment[0] == 7 / 8
     for variant, (rate, variance) in (("control", control), ("treatment", treatment)):
-        ctr = web[variant]["rates"]["clicked_searches_per_searches_with_results"]
+        ctr = web[variant]["rates"]["clicked_searches_per_tracked_searches_with_results"]
         assert ctr["value"] == pytest.approx(rate)
         assert ctr["high"] - ctr["value"] == pytest.approx(t * math.sqrt(variance))
-    diff = web["treatment"]["rates"]["clicked_searches_per_searches_with_results"]["difference"]
+    rates = web["treatment"]["rates"]
+    diff = rates["clicked_searches_per_tracked_searches_with_results"]["difference"]
     assert diff["value"] == pytest.approx(7 / 8 - 0.4)
     half = t * math.sqrt(control[1] + treatment[1])
     assert (diff["low"], diff["high"]) == pytest.approx((0.475 - half, 0.475 + half))

@@ -71,9 +71,14 @@ def test_incident_pages_with_failing_queries_then_resolves(stack):
     assert failing.count('" (') >= 3, failing  # the top queries, quoted, with their counts
     assert annotations["runbook_url"].endswith("runbooks.md#searchzeroresultratehigh")
     assert annotations["dashboard_url"].endswith(f"viewPanel=2&var-application={APP}")
-    # While the page fires, the warning of the same alert and application is muted.
-    warning = [a for a in stack["alertmanager"].alerts(filter=[
-        'alertname="SearchZeroResultRateHigh"', f'application="{APP}"', 'severity="warning"'])]
+    # While the page fires, the warning of the same alert and application is muted (the
+    # warning's longer windows and `for:` make it fire seconds after the page).
+    deadline = time.monotonic() + 30
+    warning: list = []
+    while not warning and time.monotonic() < deadline:
+        warning = stack["alertmanager"].alerts(filter=[
+            'alertname="SearchZeroResultRateHigh"', f'application="{APP}"', 'severity="warning"'])
+        time.sleep(0.5)
     assert warning and warning[0]["status"]["state"] == "suppressed"
 
     receiver.wait_for("/pager", is_page("resolved"), timeout=90)

@@ -145,13 +145,25 @@ class Run:
         self.workdir = workdir
         self.topic = f"ubi-{uuid.uuid4().hex[:8]}"
         self.group = f"g-{self.topic}"
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-        admin.create_topics([NewTopic(self.topic, partitions, 1)])
-        admin.close()
+        self.partitions = partitions
+        self.create_topic()
         simulator = Simulator(spec or SimulationSpec(seed=seed, sessions=sessions))
         self.strata = workdir / "strata.csv"
         self.strata.write_text(simulator.strata_csv())
-        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, acks="all")
+        self.truth = self.produce(simulator, invalid, tail, timestamps, transform)
+        self.records = len(self.log) + len(invalid)
+
+    def create_topic(self) -> None:
+        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap)
+        admin.create_topics([NewTopic(self.topic, self.partitions, 1)])
+        admin.close()
+
+    def produce(self, simulator: Simulator, invalid: list[bytes] = (), tail: bool = True,
+                timestamps: bool = False, transform: Callable[[bytes], bytes] | None = None
+                ) -> dict:
+        """The simulator's records (and ``invalid`` ones among them, and the trailing
+        traffic) on the topic; returns its ground truth."""
+        producer = KafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=20, acks="all")
         timed = [(delivery, transform(raw) if transform else raw)
                  for delivery, raw in simulator.timed_records()]
         records = [raw for _, raw in timed]
@@ -168,8 +180,7 @@ class Run:
             producer.send(self.topic, key=record_key(raw), value=raw)
         producer.flush()
         producer.close()
-        self.truth = simulator.truth.summary()
-        self.records = len(records) + len(invalid)
+        return simulator.truth.summary()
 
     def collector(self, instance: str, *extra: str) -> tuple[Service, str]:
         port = free_port()
@@ -376,7 +387,8 @@ def test_an_idle_topic_counts_every_record_and_decides_every_outcome_by_the_wall
     time follows the wall clock every outcome is decided — equal to a replay of the same log
     with the same (short) windows."""
     windows = {"windows.abandonment_s": 4.0, "windows.reformulation_s": 4.0,
-               "windows.attribution_s": 8.0}
+               "windows.attribution_s": 8.0, "intents.keystroke_gap_s": 2.0,
+               "automated.window_s": 12.0}
     spec = SimulationSpec(seed=16, sessions=400, sessions_per_second=1 / 540)
     run = Run(kafka[0], tmp_path, sessions=0, spec=spec, tail=False)
     produced = time.monotonic()

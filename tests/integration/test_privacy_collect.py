@@ -30,9 +30,10 @@ def test_collect_exposes_only_queries_of_k_client_ids(kafka, tmp_path):
     admin.create_topics([NewTopic(topic, 2, 1)])
     admin.close()
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
-    # minutes ago: an idle collector's stream clock follows the wall clock, and the live top-K
-    # is the window before it
-    for n, raw in enumerate(records(UBI(), start=time.time() - T0 - 300)):
+    # minutes ago (the records span ~630 s, all before now): a search is counted at its
+    # decision (docs/metrics.md), here 20 s after it, and the live top-K is the 900 s window
+    # before the stream's time then — the first round's searches still in it
+    for n, raw in enumerate(records(UBI(), start=time.time() - T0 - 700)):
         producer.send(topic, value=raw, partition=n % 2)  # a query's clients on both
     producer.flush()
     producer.close()
@@ -41,15 +42,19 @@ def test_collect_exposes_only_queries_of_k_client_ids(kafka, tmp_path):
         sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers", bootstrap,
         "--topic", topic, "--group-id", f"g-{topic}", "--instance-id", topic,
         "--metrics-port", str(port), "--idle", "1",
+        "--set", "windows.abandonment_s=20", "--set", "windows.reformulation_s=20",
         "--set", f"kafka.checkpoint_topic=cp-{topic}",
         "--set", f"kafka.dead_letter_topic=dlq-{topic}"],
         tmp_path, f"http://127.0.0.1:{port}/healthz")
     url = f"http://127.0.0.1:{port}/metrics"
     collector.start()
     try:
+        # a search is counted when it is decided (docs/metrics.md, search intents): read once
+        # none is pending
         deadline = time.monotonic() + 60
         text = scrape(url)
-        while f'query="{BENIGN}"' not in text and time.monotonic() < deadline:
+        while not (f'query="{BENIGN}"' in text and "\nsearchpulse_pending_searches 0.0" in text) \
+                and time.monotonic() < deadline:
             time.sleep(0.3)
             text = scrape(url)
     finally:

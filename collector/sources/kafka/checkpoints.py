@@ -5,7 +5,10 @@ The record's key is ``GROUP/INSTANCE``, and it names the topics it covers: a sec
 group on the same cluster — even run from the same host, under the same instance id — never
 restores another group's counters nor starts from its offsets. The topic is read once per
 rebalance (``load``), not once per partition. Per partition, the recorded offsets never go
-backwards.
+backwards — within one topic: the record names each topic's Kafka topic id too
+(``topic_ids``), so the offsets of a topic that was deleted and created again under its name
+(another id) are neither applied to the new one nor kept against it (``use``). A record
+written before topic ids names none: its offsets are taken by the topic's name, as then.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class Checkpoints:
         self.topics = sorted(topics)
         self.sequence = 0
         self.partitions: dict[str, list[int]] = {}  # "topic:partition" → [safe, high]
+        self.topic_ids: dict[str, str] = {}  # topic → its Kafka topic id, where known
         self.group_records: list[dict[str, Any]] = []
 
     def load(self) -> dict[str, Any] | None:
@@ -82,18 +86,42 @@ class Checkpoints:
             return None
         self.sequence = mine["sequence"]
         self.partitions = dict(mine["partitions"])
+        self.topic_ids = dict(mine.get("topic_ids", {}))
         return mine
 
-    def covering(self, topic: str, partition: int) -> tuple[int, int] | None:
-        """(safe, high) of the group's newest checkpoint that covered the partition: its
-        counters include every record before `high`, so a replay must not count them."""
+    def covering(self, topic: str, partition: int,
+                 topic_id: str | None = None) -> tuple[int, int] | None:
+        """(safe, high) of the group's newest checkpoint that covered the partition of this
+        topic (``topic_id``; None: any of the name): its counters include every record before
+        `high`, so a replay must not count them."""
         key = f"{topic}:{partition}"
         covered = [record["partitions"][key] for record in self.group_records
-                   if key in record.get("partitions", {})]
+                   if key in record.get("partitions", {})
+                   and _same_topic(record, topic, topic_id)]
         if not covered:
             return None
         safe, high = max(covered, key=lambda entry: entry[1])
         return safe, high
+
+    def recreated(self, topic: str, topic_id: str | None) -> str | None:
+        """The other topic id a checkpoint of the group names for ``topic``, if any: the topic
+        was deleted and created again since (its offsets are not this topic's)."""
+        for record in self.group_records:
+            named = record.get("topic_ids", {}).get(topic)
+            if topic_id is not None and named is not None and named != topic_id:
+                return named
+        return None
+
+    def use(self, topic: str, topic_id: str | None) -> None:
+        """This member reads ``topic`` as the topic of that id from now on: the offsets its
+        record kept of another topic of the name are dropped, not carried on (nor maxed
+        against the new topic's)."""
+        if topic_id is None:
+            return
+        if self.topic_ids.get(topic, topic_id) != topic_id:
+            self.partitions = {key: offsets for key, offsets in self.partitions.items()
+                               if key.rpartition(":")[0] != topic}
+        self.topic_ids[topic] = topic_id
 
     def write(self, partitions: dict[str, list[int]], counts: dict[str, Any],
               timeout_s: float = 10.0, stop: threading.Event | None = None) -> None:
@@ -105,7 +133,7 @@ class Checkpoints:
             before = merged.get(key, [safe, high])
             merged[key] = [max(safe, before[0]), max(high, before[1])]
         record = {"group": self.group, "topics": self.topics, "sequence": self.sequence + 1,
-                  "partitions": merged, "counts": counts}
+                  "partitions": merged, "topic_ids": self.topic_ids, "counts": counts}
         sent = self.producer.send(self.config["kafka.checkpoint_topic"],
                                   key=self.key.encode(), value=json.dumps(record).encode())
         deadline = time.monotonic() + timeout_s
@@ -118,3 +146,10 @@ class Checkpoints:
                     raise
         self.sequence += 1
         self.partitions = merged
+
+
+def _same_topic(record: dict[str, Any], topic: str, topic_id: str | None) -> bool:
+    """Whether a checkpoint record's offsets of ``topic`` are of the topic of that id: yes
+    when either id is unknown (a record written before topic ids, a broker without them)."""
+    named = record.get("topic_ids", {}).get(topic)
+    return named is None or topic_id is None or named == topic_id

@@ -4,6 +4,7 @@ topics it owns (created when missing)."""
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
@@ -44,6 +45,24 @@ def ensure_topics(config: Config) -> None:
         pass
     finally:
         admin.close()
+
+
+def topic_id_of(consumer: KafkaConsumer, topic: str) -> str | None:
+    """The Kafka topic id (KIP-516) of ``topic`` as the consumer's metadata holds it, or None
+    when unknown (a broker before 2.8, a topic not in the metadata yet): the topic is then
+    known by its name alone, as before topic ids.
+
+    kafka-python 3.0 reads the id from MetadataResponse v10+ into its ``ClusterMetadata``
+    (``topic_id(name)``, a ``uuid.UUID``; it logs "topic_id changed … likely recreated" when a
+    refresh brings another one) and keeps that object as the consumer's ``_cluster``, with no
+    public accessor: read here, in one place. Every metadata refresh the consumer makes
+    (on any error, and every ``metadata_max_age_ms``) updates it, so a lookup is a dict read,
+    no request."""
+    cluster = getattr(consumer, "_cluster", None)
+    value = cluster.topic_id(topic) if cluster is not None else None
+    if not isinstance(value, uuid.UUID) or value.int == 0:  # the zero id: none assigned
+        return None
+    return str(value)
 
 
 def close_client(client: KafkaProducer | KafkaConsumer | KafkaAdminClient | None,

@@ -14,7 +14,12 @@ its own). Delivery (docs/delivery.md):
   what the replay counted (those effects are in the checkpointed counters): nothing twice;
 * per-query aggregates (with ``store.url``) go to the store every ``store.flush_interval_s``, in
   one database transaction with each partition's [C, H]: on assignment the partition also
-  replays from the store's C and drops the aggregates it rebuilt before the store's H.
+  replays from the store's C and drops the aggregates it rebuilt before the store's H;
+* a topic is known by its Kafka topic id, not only its name: offsets of another topic of the
+  name (one deleted and created again) are not applied to it — at assignment (the
+  checkpoint's, the store's) nor under a running partition (the consumer's metadata brings
+  the new id: the old topic's engine ends as at an end of input, the new topic is read from
+  its start).
 """
 
 from __future__ import annotations
@@ -41,7 +46,12 @@ from collector.series.examination import ExaminationFile
 from collector.series.judged_relevance import JudgmentsFile
 from collector.series.zero_result_queries import QueryRelease
 from collector.sources.kafka.checkpoints import Checkpoints
-from collector.sources.kafka.connection import client_options, close_client, ensure_topics
+from collector.sources.kafka.connection import (
+    client_options,
+    close_client,
+    ensure_topics,
+    topic_id_of,
+)
 from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
 from collector.store.store_writer import StoreWriter
 
@@ -71,6 +81,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.release = QueryRelease.from_config(config)  # top queries of all partitions
         self.consumed: Counter[str] = Counter()
         self.connected = False
+        self._recreations: set[tuple[str, str]] = set()  # (topic, new id) recognised
         # one judgment set for every partition's engine (loaded once, reloaded on change)
         self.judgments = (JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
                           if config["judgments.file"] else None)
@@ -105,7 +116,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             batches = self._poll()
             if batches is None:
                 continue
-            self._feed(batches, fresh=self._apply_changes())
+            self._feed(batches, fresh=self._apply_changes() | self._follow_recreated())
             now = time.monotonic()
             if now >= next_checkpoint:
                 self._advance_idle(now)
@@ -183,7 +194,8 @@ class KafkaCollector(ConsumerRebalanceListener):
             return
         offsets = {(tp.topic, tp.partition): (p.safe_offset(), p.next_offset)
                    for tp, p in parts.items()}
-        self.writer.flush(stats, offsets, self.config["kafka.group_id"], wait=force)
+        self.writer.flush(stats, offsets, self.config["kafka.group_id"], wait=force,
+                          topic_ids=_topic_ids(parts))
 
     def checkpoint(self, timeout_s: float | None = None) -> bool:
         """Persist counts with the offsets they cover, commit the safe offsets, then expose.
@@ -271,39 +283,117 @@ class KafkaCollector(ConsumerRebalanceListener):
         """What revoked partitions had checkpointed stays in this instance's counters."""
         if not tps:
             return
-        done = [p.checkpointed for p in (self.parts.pop(tp) for tp in tps) if p.checkpointed]
-        self.base = merge_views([self.base, *done])
+        self._keep([p.checkpointed for p in (self.parts.pop(tp) for tp in tps)])
+        log.info("partitions revoked: %s", ", ".join(f"{t.topic}:{t.partition}" for t in tps))
+
+    def _keep(self, done: list[View | None]) -> None:
+        """Counts of partitions this instance no longer reads, kept in its counters."""
+        self.base = merge_views([self.base, *(view for view in done if view)])
         self.base.top_candidates = {}  # their windows are the new owners' to rebuild
         for experiment in self.base.experiments:
             experiment.units = 0  # so are their clients (state, not counts)
-        log.info("partitions revoked: %s", ", ".join(f"{t.topic}:{t.partition}" for t in tps))
 
-    def _assign(self, tp: TopicPartition) -> None:
-        start, high = self._start_offsets(tp)
-        stats_until = high
-        if self.writer is not None:
-            stored = self.writer.offsets(self.config["kafka.group_id"]).get(
-                (tp.topic, tp.partition))
-            if stored is not None:  # the store may be ahead of or behind the checkpoint
-                start = stored[0] if start is None else min(start, stored[0])
-                stats_until = stored[1]
+    def _follow_recreated(self) -> set[TopicPartition]:
+        """Partitions whose topic was deleted and created again under its name while they
+        were assigned: the consumer's metadata names another topic id (kafka-python itself
+        then seeks to where the old log diverges from the new one, past the new topic's
+        first records). The old topic's records are gone: its engine ends as at an end of
+        input, what it counted is kept (counters, store rows), and the partition starts again
+        at the new topic's beginning. Returns those partitions (their records of this poll
+        come again). One dict lookup per partition and poll."""
+        gone = {}
+        for tp, part in self.parts.items():
+            current = topic_id_of(self.consumer, tp.topic)
+            if current is None or current == part.topic_id:
+                continue
+            if part.topic_id is None:  # first known now
+                part.topic_id = current
+                continue
+            gone[tp] = part.topic_id
+            self._recognise(tp.topic, part.topic_id, current)
+        if gone:
+            self._end_gone(gone)
+            for tp in gone:
+                self._assign(tp, from_start=True)
+        return set(gone)
+
+    def _end_gone(self, gone: dict[TopicPartition, str]) -> None:
+        """The engines of partitions whose topic is gone: closed (every open outcome decided),
+        their rows flushed with the old topic's offsets, their counts kept. One still
+        replaying keeps what its checkpoint holds (the replay counted nothing new)."""
+        done: list[View | None] = []
+        for tp, old_id in gone.items():
+            part = self.parts.pop(tp)
+            if part.replaying:
+                done.append(part.checkpointed)
+                continue
+            part.engine.close()
+            done.append(merge_views([part.engine.view(release=False)]))
+            if self.writer is not None and part.query_stats is not None:
+                self.writer.flush([part.query_stats],
+                                  {(tp.topic, tp.partition): (part.next_offset, part.next_offset)},
+                                  self.config["kafka.group_id"], topic_ids={tp.topic: old_id})
+        self._keep(done)
+
+    def _recognise(self, topic: str, old_id: str, new_id: str) -> None:
+        """A recreated topic, logged and counted once (whichever partition shows it first)."""
+        if (topic, new_id) in self._recreations:
+            return
+        self._recreations.add((topic, new_id))
+        self.health["topic_recreations"] += 1
+        log.warning("topic %s was deleted and created again (topic id %s, was %s): it is read "
+                    "from its start; the old topic's offsets are not applied to it, and what "
+                    "was counted of the old topic stays counted", topic, new_id, old_id)
+
+    def _assign(self, tp: TopicPartition, from_start: bool = False) -> None:
+        """Set up a partition where its counts end: the older of the checkpoint's and the
+        store's safe offset, replaying to their high ones — each only when it is of this
+        topic (its topic id); ``from_start``: the topic is new, read from its beginning."""
+        topic_id = topic_id_of(self.consumer, tp.topic)
+        start = high = stats_until = None
+        if not from_start:
+            start, high, stats_until = self._stored_offsets(tp, topic_id)
         if start is None:
             start = self.consumer.beginning_offsets([tp])[tp]
         self.consumer.seek(tp, start)
+        self.checkpoints.use(tp.topic, topic_id)
         engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None,
                         judgments=self.judgments, examination=self.examination)
         sink = DeadLetterTopic(self.producer, self.config["kafka.dead_letter_topic"],
                                f"{tp.topic}:{tp.partition}")
         engine.dead_letters = sink
-        self.parts[tp] = PartitionEngine(engine, sink, start, high, stats_until)
+        self.parts[tp] = PartitionEngine(engine, sink, start, high, stats_until, topic_id)
         log.info("partition %s:%d assigned at offset %d%s", tp.topic, tp.partition, start,
                  f", replaying to {max(high or 0, stats_until or 0)}"
                  if max(high or 0, stats_until or 0) > start else "")
 
-    def _start_offsets(self, tp: TopicPartition) -> tuple[int | None, int | None]:
-        """(safe, high) of the group's newest checkpoint covering the partition, else the
-        group's committed offset."""
-        covered = self.checkpoints.covering(tp.topic, tp.partition)
+    def _stored_offsets(self, tp: TopicPartition, topic_id: str | None
+                        ) -> tuple[int | None, int | None, int | None]:
+        """(start, counters' high, aggregates' high) by the checkpoint and the store; the
+        offsets of another topic of the name (another topic id) are recognised and left."""
+        other = self.checkpoints.recreated(tp.topic, topic_id)
+        start, high = self._start_offsets(tp, topic_id)
+        stats_until = high
+        if self.writer is not None:
+            group = self.config["kafka.group_id"]
+            key = (tp.topic, tp.partition)
+            stored = self.writer.offsets(group).get(key)
+            stored_id = self.writer.topic_ids(group).get(key) or None
+            if stored is not None and topic_id is not None and stored_id not in (None, topic_id):
+                other, stored = other or stored_id, None
+            if stored is not None:  # the store may be ahead of or behind the checkpoint
+                start = stored[0] if start is None else min(start, stored[0])
+                stats_until = stored[1]
+        if other is not None and topic_id is not None:
+            self._recognise(tp.topic, other, topic_id)
+        return start, high, stats_until
+
+    def _start_offsets(self, tp: TopicPartition, topic_id: str | None
+                       ) -> tuple[int | None, int | None]:
+        """(safe, high) of the group's newest checkpoint covering the partition of this
+        topic, else the group's committed offset (Kafka deletes a topic's committed offsets
+        with it)."""
+        covered = self.checkpoints.covering(tp.topic, tp.partition, topic_id)
         if covered:
             return covered
         committed = self.consumer.committed(tp)
@@ -358,3 +448,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             if highwater is not None:
                 lags[tp] = max(0, highwater - part.next_offset)
         return lags
+
+
+def _topic_ids(parts: dict[TopicPartition, PartitionEngine]) -> dict[str, str]:
+    return {tp.topic: part.topic_id for tp, part in parts.items() if part.topic_id}

@@ -48,8 +48,10 @@ class PartitionEngine:
     (in the checkpoint, in the store) and are dropped when the replay reaches them."""
 
     def __init__(self, engine: Engine, dead_letters: DeadLetterTopic, start: int,
-                 replay_until: int | None, stats_until: int | None = None) -> None:
+                 replay_until: int | None, stats_until: int | None = None,
+                 topic_id: str | None = None) -> None:
         self.engine = engine
+        self.topic_id = topic_id  # the Kafka topic id of the topic it reads, where known
         self.dead_letters = dead_letters
         self.start = start
         self.next_offset = start

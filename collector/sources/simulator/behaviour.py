@@ -33,13 +33,16 @@ class UserBehaviour(RecordWriter):
             query = query.title()
         return query
 
-    def _search(self, plan: list[PlannedSearch], app: App, variant: str | None, query: str,
-                t: int) -> PlannedSearch:
+    def _planned(self, app: App, variant: str | None, query: str, t: int,
+                 zero_p: float | None = None) -> PlannedSearch:
+        """A search of ``query`` at ``t``: its stratum, whether it finds nothing (with
+        ``zero_p``, else the chance its query has) and what its record reports."""
         rng = self.rng
         normalized = normalize_query(query)
         known_item = normalized.upper() in self._sku_set
         stratum = 3 if known_item else self.vocab.strata.get(normalized, TAIL)
-        zero_p = self._zero_result_probability(normalized, known_item, app, t)
+        if zero_p is None:
+            zero_p = self._zero_result_probability(normalized, known_item, app, t)
         search = PlannedSearch(t, query, normalized, stratum, app.name, variant,
                          zero=rng.random() < zero_p, hits=app.hit_ids or app.legacy_ids,
                          count_known=not app.legacy_ids or rng.random() < 0.5)
@@ -47,7 +50,6 @@ class UserBehaviour(RecordWriter):
             search.hits = search.hits and rng.random() < 0.5
         if not search.hits and not search.count_known and search.zero:
             search.count_known = True  # a zero-result search always says so
-        plan.append(search)
         return search
 
     def _zero_result_probability(self, normalized: str, known_item: bool, app: App,
@@ -118,11 +120,11 @@ class UserBehaviour(RecordWriter):
         perhaps a new query; returns (time, next query or None to leave)."""
         rng = self.rng
         t += int(rng.lognormvariate(2.0, 0.8) * 1000) + 500
-        position = _examined_position(rng)
+        position = examined_position(rng)
         self._click(search, app, client, session, t, position, page, out)
         if rng.random() < 0.25:
             t += rng.randrange(5000, 90000)
-            self._click(search, app, client, session, t, _examined_position(rng), page, out)
+            self._click(search, app, client, session, t, examined_position(rng), page, out)
         if rng.random() < 0.12:
             t += rng.randrange(10000, 120000)
             search.conversions.append(t)
@@ -156,7 +158,7 @@ class UserBehaviour(RecordWriter):
                                           position if known else None, page), True))
 
 
-def _examined_position(rng: random.Random) -> int:
+def examined_position(rng: random.Random) -> int:
     """Position-biased click: examination decays with rank (P(examine r) ∝ 1 / r)."""
     weights = [1.0 / r for r in range(1, PAGE_SIZE + 1)]
     return rng.choices(range(1, PAGE_SIZE + 1), weights=weights)[0]

@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from collector.sources.simulator.applications import INTERLEAVED, TEAMS, App
-from collector.sources.simulator.oracle import GroundTruth
 from collector.sources.simulator.plan import PlannedSearch
 from collector.sources.simulator.rankings import PAGE_SIZE, ranked, shown
 from collector.sources.simulator.spec import Incident, SimulationSpec
 from collector.sources.simulator.users import Users
 
+if TYPE_CHECKING:  # a type only: the oracle reads the plans, records write to its counts
+    from collector.sources.simulator.oracle import GroundTruth
+
 Line = tuple[float, bytes, bool]  # (event time, record, may be redelivered as a duplicate)
+ORPHAN_PREFIX = "lost-"  # the query ids of orphan clicks: no query record names them
 
 
 class RecordWriter:
@@ -28,6 +33,17 @@ class RecordWriter:
     truth: GroundTruth
     users: Users | None
     _encoder: msgspec.json.Encoder
+
+    @contextmanager
+    def _drawing_from(self, rng: random.Random) -> Iterator[None]:
+        """The records written inside draw from ``rng``: the options that add records (typing,
+        mid-typing clicks) have random streams of their own, so a session's own stream — and
+        every output without them — stays what it was."""
+        saved, self.rng = self.rng, rng
+        try:
+            yield
+        finally:
+            self.rng = saved
 
     def _active_incidents(self, app: App, t: int) -> Iterator[Incident]:
         """The incidents under way for ``app`` at ``t`` (ms), in the order they were given."""
@@ -47,7 +63,7 @@ class RecordWriter:
             self.truth.ignored += 1
         if rng.random() < spec.orphan_rate:
             out.append((t / 1000 + 2, self._encode({
-                "action_name": "click", "query_id": f"lost-{rng.getrandbits(40):010x}",
+                "action_name": "click", "query_id": f"{ORPHAN_PREFIX}{rng.getrandbits(40):010x}",
                 "session_id": session, "client_id": client, "timestamp": _iso(t + 2000),
                 "event_attributes": {"position": {"ordinal": 1}}}), False))
             self.truth.orphans += 1
@@ -67,7 +83,10 @@ class RecordWriter:
 
     def _query(self, search: PlannedSearch,
                app: App, client: str, session: str, qid: str, page: int,
-               t: int, out: list[Line]) -> None:
+               t: int, out: list[Line], rendered: bool = True) -> None:
+        """The query record of ``search`` (its page ``page``), and the impressions of its
+        results when the application sends them and a front end ``rendered`` the page (an
+        automated client renders nothing)."""
         rng = self.rng
         record: dict[str, object] = {
             "query_id": qid, "client_id": client, "user_query": search.query,
@@ -80,7 +99,7 @@ class RecordWriter:
             record["query_response_objects_ids" if app.legacy_ids else
                    "query_response_hit_ids"] = ids
         out.append((t / 1000, self._encode(record), True))
-        if app.impressions and not search.zero:
+        if rendered and app.impressions and not search.zero:
             self._impressions(search, app, client, session, qid, t, out)
 
     def _query_attributes(self, search: PlannedSearch, app: App, session: str, page: int, t: int
@@ -111,6 +130,7 @@ class RecordWriter:
         """One impression event per result shown: the OpenSearch generator's way of listing
         results (not counted, so not kept as a candidate for redelivery)."""
         for i in range(PAGE_SIZE):
+            search.impressions.append(t + 200 + i)
             out.append(((t + 200 + i) / 1000, self._encode({
                 "action_name": "impression", "query_id": qid, "session_id": session,
                 "client_id": client, "timestamp": _iso(t + 200 + i), "message_type": None,

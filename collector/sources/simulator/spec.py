@@ -1,5 +1,5 @@
-"""What to simulate: the spec of a run, its incidents and lulls, and the diurnal profile its
-sessions start by."""
+"""What to simulate: the spec of a run, its incidents, lulls, automated clients and tracking
+outages, and the diurnal profile its sessions start by."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+
+from collector.sources.simulator.applications import APPS
+
+APPLICATIONS = tuple(app.name for app in APPS)
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,89 @@ class Incident:
     def active(self, offset_s: float, application: str) -> bool:
         return (self.start_s <= offset_s < self.start_s + self.duration_s
                 and self.application in (None, application))
+
+
+@dataclass(frozen=True)
+class Bot:
+    """``KIND@APP:[CLIENTSx]RATE/UNIT[:START+DURATION][:id=CLIENT_ID]``, e.g.
+    ``crawler@web:25/m:0+3h``, ``monitor@web:1/m``, ``fleet@web:25x4/m:1h+1h``: automated
+    clients of one kind searching one application (simulator/bots.py). ``rate_per_s`` is each
+    client's; without a window they search as long as sessions start."""
+
+    kind: str
+    application: str
+    clients: int
+    rate_per_s: float
+    start_s: float = 0.0
+    duration_s: float | None = None
+    client_id: str | None = None  # a declared-looking id (one client only), else random
+
+    KINDS = ("crawler", "monitor", "fleet")
+    FORMAT = ("KIND@APP:[CLIENTSx]RATE/UNIT[:START+DURATION][:id=CLIENT_ID], e.g. "
+              "crawler@web:25/m:0+3h, monitor@web:1/m, fleet@web:25x4/m:1h+1h")
+    _SYNTAX = re.compile(r"(\w+)@([\w.-]+):(?:(\d+)x)?(\d+(?:\.\d+)?)/(s|m|h)"
+                         r"(?::([\w.]+)\+([\w.]+))?(?::id=([\w.:@-]+))?")
+
+    @classmethod
+    def parse(cls, text: str) -> Bot:
+        match = cls._SYNTAX.fullmatch(text.strip())
+        if not match:
+            raise ValueError(f"{text!r}: expected {cls.FORMAT}")
+        kind, app, clients, rate, unit, start, duration, client_id = match.groups()
+        if kind not in cls.KINDS:
+            raise ValueError(f"{text!r}: unknown kind {kind!r}, expected one of "
+                             f"{', '.join(cls.KINDS)}")
+        known_application(app, text)
+        count = int(clients or 1)
+        per_s = float(rate) / {"s": 1, "m": 60, "h": 3600}[unit]
+        if count < 1 or per_s <= 0:
+            raise ValueError(f"{text!r}: expected at least one client and a rate > 0")
+        if client_id and count > 1:
+            raise ValueError(f"{text!r}: id= names one client, not {count}")
+        return cls(kind, app, count, per_s, parse_duration(start) if start else 0.0,
+                   parse_duration(duration) if duration else None, client_id)
+
+    def active(self, offset_s: float) -> bool:
+        return self.start_s <= offset_s and (self.duration_s is None
+                                             or offset_s < self.start_s + self.duration_s)
+
+
+@dataclass(frozen=True)
+class TrackingOutage:
+    """``APP:START+DURATION``, e.g. ``web:30m+10m``: the application's front end sends no event
+    (click, conversion, impression, any other) in that window of event time; its query
+    records go on."""
+
+    application: str
+    start_s: float
+    duration_s: float
+
+    FORMAT = "APP:START+DURATION, e.g. web:30m+10m"
+
+    @classmethod
+    def parse(cls, text: str) -> TrackingOutage:
+        app, colon, window = text.strip().partition(":")
+        if not colon:
+            raise ValueError(f"{text!r}: expected {cls.FORMAT}")
+        known_application(app, text)
+        try:
+            start, duration = parse_lull(window)
+        except ValueError:
+            raise ValueError(f"{text!r}: expected {cls.FORMAT}") from None
+        return cls(app, start, duration)
+
+    def hides(self, application: str, offset_s: float) -> bool:
+        """Whether an event of ``application`` at ``offset_s`` (from the start) is not sent."""
+        return (application == self.application
+                and self.start_s <= offset_s < self.start_s + self.duration_s)
+
+
+def known_application(name: str, text: str) -> str:
+    """``name`` if the simulator has such an application, else a ValueError naming them."""
+    if name not in APPLICATIONS:
+        raise ValueError(f"{text!r}: unknown application {name!r}, expected one of "
+                         f"{', '.join(APPLICATIONS)}")
+    return name
 
 
 def parse_lull(text: str) -> tuple[float, float]:
@@ -90,6 +177,13 @@ class SimulationSpec:
     # A known effect: the treatment variant's click probabilities plus this (absolute, clipped
     # to [0, 1]), for power checks; 0 leaves every output as it was.
     treatment_click_effect: float = 0.0
+    # Applications whose front end searches as you type (simulator/type_ahead.py): each
+    # search's query record comes after the keystroke records its typing sent.
+    type_ahead: frozenset[str] = frozenset()
+    # Automated clients (crawlers, monitors, load-test fleets: simulator/bots.py), and
+    # windows in which an application's front end sends no events.
+    bots: list[Bot] = field(default_factory=list)
+    tracking_outages: list[TrackingOutage] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for name in ("users", "user_activity_sigma", "user_click_sigma"):
@@ -98,6 +192,8 @@ class SimulationSpec:
                                  f"{getattr(self, name)}")
         if not -1 < self.treatment_click_effect < 1:
             raise ValueError("treatment-click-effect must be between -1 and 1")
+        for name in self.type_ahead:
+            known_application(name, ",".join(sorted(self.type_ahead)))
 
 
 def traffic_share(ts: float) -> float:

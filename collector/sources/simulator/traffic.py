@@ -1,6 +1,7 @@
 """The simulator: sessions started in event time (Poisson arrivals, the diurnal profile, lulls),
-delivered with a bounded jitter (out of event-time order) or paced in real time, and the files
-that describe its world (strata, judgments, examination curve)."""
+typed into search-as-you-type boxes, automated clients beside them, tracking outages, delivered
+with a bounded jitter (out of event-time order) or paced in real time, and the files that
+describe its world (strata, judgments, examination curve)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from itertools import accumulate
 import msgspec
 
 from collector.series.quality import STRATA
-from collector.sources.simulator.applications import APPS, INTERLEAVED
-from collector.sources.simulator.behaviour import UserBehaviour
-from collector.sources.simulator.oracle import GroundTruth
+from collector.sources.simulator.applications import APPS, draw_variant
+from collector.sources.simulator.bots import AutomatedClients, BotRecord
+from collector.sources.simulator.intents import IntentRule
+from collector.sources.simulator.keystrokes import TypingUser
+from collector.sources.simulator.oracle import DEFINED, GroundTruth
+from collector.sources.simulator.outages import hidden_events
 from collector.sources.simulator.plan import PlannedSearch
 from collector.sources.simulator.rankings import PAGE_SIZE, ranked
 from collector.sources.simulator.records import Line
@@ -27,14 +31,18 @@ from collector.sources.simulator.users import Users
 from collector.sources.simulator.vocabulary import Vocabulary
 
 
-class Simulator(UserBehaviour):
-    """Simulated sessions and their records; the ground truth in ``truth`` as they are made."""
+class Simulator(TypingUser, AutomatedClients):
+    """Simulated sessions and their records; the ground truth in ``truth`` as they are made,
+    by ``rule`` (the keystroke rule with the settings' defaults; a test of other settings,
+    ``intents.off_applications`` say, passes its own)."""
 
-    def __init__(self, spec: SimulationSpec) -> None:
+    def __init__(self, spec: SimulationSpec, rule: IntentRule = DEFINED) -> None:
         self.spec = spec
         self.rng = random.Random(spec.seed)
+        self.typing_rng = random.Random(f"typing-{spec.seed}")
         self.vocab = Vocabulary(self.rng, spec.vocabulary, spec.zipf_exponent)
-        self.truth = GroundTruth()
+        self.truth = GroundTruth(rule, tuple(dict.fromkeys(b.kind for b in spec.bots)),
+                                 tuple(spec.tracking_outages), spec.start)
         self._app_weights = list(accumulate(app.weight for app in APPS))
         self._encoder = msgspec.json.Encoder()
         self.users = Users(spec) if spec.users else None
@@ -51,19 +59,43 @@ class Simulator(UserBehaviour):
         ts = self.spec.start
         serial = 0
         lulls = sorted(self.spec.lulls)
+        clients = self._bot_clients()
+        bots = _Ahead(self._bot_stream(clients)) if clients else None
         for _ in range(self.spec.sessions):
             ts = self._next_start(ts, lulls)
             for delivery, line in self._session(ts):
                 serial += 1
                 heapq.heappush(pending, (delivery, serial, line))
+            if bots is not None:
+                serial = self._push_bots(bots, ts, ts, pending, serial)
             while pending and pending[0][0] < ts - self.spec.jitter_s:
                 self.truth.records += 1
                 delivery, _, line = heapq.heappop(pending)
                 yield delivery, line
+        if bots is not None:  # bots with a window search to its end, the others stop here
+            serial = self._push_bots(bots, self._bots_end(), ts, pending, serial)
         while pending:
             self.truth.records += 1
             delivery, _, line = heapq.heappop(pending)
             yield delivery, line
+        self._bots_done(clients)
+
+    def _push_bots(self, bots: _Ahead, until: float, horizon: float,
+                   pending: list[tuple[float, int, bytes]], serial: int) -> int:
+        """Into ``pending``: the automated clients' records made up to ``until`` (event time),
+        but those of a bot without a window after ``horizon`` (the sessions' last start)."""
+        while bots.next is not None and bots.next[0] <= until:
+            ts, delivery, client, search, line = bots.pop()
+            if ts <= horizon or client.bot.duration_s is not None:
+                serial += 1
+                heapq.heappush(pending, (delivery, serial, line))
+                self._bot_sent(client, search)
+        return serial
+
+    def _bots_end(self) -> float:
+        """The end of the last bot window (the start, when no bot has one)."""
+        return max((self.spec.start + bot.start_s + bot.duration_s for bot in self.spec.bots
+                    if bot.duration_s is not None), default=self.spec.start)
 
     def _next_start(self, ts: float, lulls: list[tuple[float, float]]) -> float:
         """The next session's start: a Poisson arrival, thinned by the diurnal profile,
@@ -138,16 +170,19 @@ class Simulator(UserBehaviour):
             app = APPS[bisect(self._app_weights, rng.random() * self._app_weights[-1])]
             client = f"c-{rng.getrandbits(48):012x}"
             session = f"s-{rng.getrandbits(48):012x}"
-            variant = rng.choice(("control", "treatment")) if app.experiment else None
-            if (variant is not None and self.spec.interleaving_preference is not None
-                    and rng.random() < 1 / 3):
-                variant = INTERLEAVED
+            variant = draw_variant(rng, app, self.spec.interleaving_preference is not None)
         plan: list[PlannedSearch] = []
         out: list[Line] = []
+        typed: list[Line] = []  # typing's records, drawn from and jittered by its own stream
         t = int(start * 1000)
         query = self._first_query()
         while True:
-            search = self._search(plan, app, variant, query, t)
+            chain: list[PlannedSearch] = []
+            if app.name in self.spec.type_ahead:
+                t, chain = self._typed(plan, app, client, session, variant, query, t, typed)
+            search = self._planned(app, variant, query, t)
+            plan.append(search)
+            search.typed = chain
             search.click_shift = shift
             search.query_id = self._query_id()
             self._query(search, app, client, session, search.query_id, 1, search.ts_ms, out)
@@ -157,4 +192,23 @@ class Simulator(UserBehaviour):
         self.truth.add_session(plan, client if self.spec.keep_sessions else None)
         self._noise(out, client, session, t)
         jitter = self.spec.jitter_s
-        return [(ts + rng.random() * jitter, line) for ts, line, _ in out]
+        sent = [(ts + rng.random() * jitter, line) for ts, line, _ in out]
+        sent += [(ts + self.typing_rng.random() * jitter, line) for ts, line, _ in typed]
+        if self.spec.tracking_outages:  # drawn as without them, then not sent
+            hidden = hidden_events(out + typed, app.name, self.truth, self.spec.start)
+            sent = [entry for n, entry in enumerate(sent) if n not in hidden]
+        return sent
+
+
+class _Ahead:
+    """An iterator of bot records that shows its next one before it is taken."""
+
+    def __init__(self, records: Iterator[BotRecord]) -> None:
+        self._records = records
+        self.next: BotRecord | None = next(records, None)
+
+    def pop(self) -> BotRecord:
+        record = self.next
+        assert record is not None
+        self.next = next(self._records, None)
+        return record

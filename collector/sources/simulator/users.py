@@ -9,7 +9,7 @@ from bisect import bisect
 from dataclasses import dataclass
 from itertools import accumulate
 
-from collector.sources.simulator.applications import APPS, INTERLEAVED, App
+from collector.sources.simulator.applications import APPS, App, draw_variant
 from collector.sources.simulator.spec import SimulationSpec
 
 
@@ -31,10 +31,7 @@ class Users:
         self.users: list[_User] = []
         for _ in range(spec.users):
             app = APPS[bisect(app_weights, rng.random() * app_weights[-1])]
-            variant = rng.choice(("control", "treatment")) if app.experiment else None
-            if (variant is not None and spec.interleaving_preference is not None
-                    and rng.random() < 1 / 3):
-                variant = INTERLEAVED
+            variant = draw_variant(rng, app, spec.interleaving_preference is not None)
             self.users.append(_User(f"u-{rng.getrandbits(48):012x}", app, variant,
                                     rng.gauss(0.0, spec.user_click_sigma)))
         self.cumulative = list(accumulate(
