@@ -4,7 +4,8 @@ The monitoring-mixin `_config` habit: nothing a deployment needs to change is in
 are read like the collector's (`collector.config`): defaults < the `[alerts]` section of a TOML
 file < `SEARCHPULSE_ALERTS_*` environment variables < `--set alerts.SECTION.NAME=VALUE`, and an
 error names the key. The latency guardrail is not an alert setting: alerts read the collector's
-`metrics.latency_guardrail_s`, the value its latency histogram has a bucket boundary at; nor are
+`metrics.latency_guardrail_s`, the value its latency histogram has a bucket boundary at (and the
+store alert its `store.flush_interval_s`, how long a store may take between flushes); nor are
 the experiment settings (`experiments.*`: unit buckets, control variant, designed split,
 guardrail margins), which `searchpulse experiments` reads too.
 
@@ -125,6 +126,8 @@ class Durations:
     down_for: str = "5m"
     absent_for: str = "15m"
     lag_for: str = "15m"
+    # the store alert's condition is a duration already (away longer than a flush interval)
+    store_away_for: str = "0s"
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ ALERTS: tuple[AlertRow, ...] = (
     AlertRow("SearchpulseInvalidRecordRateHigh", "warning", "ticket", "ticket_for"),
     AlertRow("SearchpulseConsumerLagHigh", "warning", "none", "lag_for"),
     AlertRow("SearchpulseConsumerLagGrowing", "warning", "ticket", "lag_for"),
-    AlertRow("SearchpulseStoreFlushFailing", "warning", "ticket", "ticket_for"),
+    AlertRow("SearchpulseStoreFlushFailing", "warning", "none", "store_away_for"),
 )
 _SEVERITY_WINDOWS = {"critical": "page", "warning": "ticket"}
 # While the tracking page fires for an application, Alertmanager mutes that application's
@@ -209,6 +212,7 @@ class Profile:
     deployment: Deployment = field(default_factory=Deployment)
     alerts: tuple[AlertRow, ...] = ALERTS
     latency_guardrail_s: float = 0.5  # the collector's metrics.latency_guardrail_s
+    store_flush_interval_s: float = 60.0  # the collector's store.flush_interval_s
     # the collector's experiments.* settings: unit buckets, control, split, margins, minimums
     experiments: ExperimentDesign = field(default_factory=lambda: ExperimentDesign.from_config(
         load_config(environ={})))  # the default settings' design
@@ -351,6 +355,7 @@ def from_config(config: Config) -> Profile:
                                  for k, v in values.items()})
     try:
         return Profile(**parts, latency_guardrail_s=config["metrics.latency_guardrail_s"],
+                       store_flush_interval_s=config["store.flush_interval_s"],
                        experiments=ExperimentDesign.from_config(config))
     except ConfigError as error:  # say where the offending value came from, as the
         key = re.match(r"[\w.]+", str(error)).group()  # collector's settings do

@@ -13,6 +13,11 @@ record's cost per flush.
 2. Per flush: the store's transaction with and without the input positions (one
    ``store_inputs`` row per input, the positions computed by ``ReplayProgress.marks``), 2,000
    of each alternating, on a SQLite store holding the whole log's rows, one row per flush.
+3. `collect`'s flush (with ``--against``): four partitions' rows (Zipf-popular queries, so the
+   head is in every partition, ten shown documents and a client mark each) flushed by
+   ``StoreWriter`` into a fresh SQLite store, 20 flushes of 4 × 20,000 rows, in a fresh
+   interpreter per version, rounds interleaved: CPU and wall seconds of the flushes alone
+   (the writer thread included), and their ratio per round.
 """
 
 from __future__ import annotations
@@ -32,6 +37,68 @@ from benchmarks.collector_bench import CACHE, simulated_log
 REPLAY = ("import sys\nfrom collector.config import load_config\n"
           "from collector.replay import replay\n"
           "replay([sys.argv[1]], load_config(environ={}), store=sys.argv[2] or None)")
+
+
+# 20 flushes of four partitions' rows through StoreWriter, timed (either version's API)
+FLUSHES = """
+import inspect, json, random, sys, time
+from collector.store.query_stats import QueryStats
+from collector.store.query_store import open_store
+from collector.store.store_writer import StoreWriter
+
+url, partitions, rows, flushes = sys.argv[1], 4, 20_000, 20
+by_url = "url" in inspect.signature(StoreWriter.__init__).parameters
+writer = (StoreWriter(url, 60.0, 10**9) if by_url else StoreWriter(open_store(url), 60.0, 10**9))
+rng = random.Random(7)
+cpu = wall = 0.0
+for flush in range(flushes):
+    stats = []
+    for p in range(partitions):
+        s = QueryStats()
+        for i in range(rows):
+            rank = int(rng.paretovariate(1.1))
+            row = s.row(2e9 + flush * 60, "web", f"query {rank}")
+            row.searches += 1
+            for d in range(10):
+                row.shown[f"d{(rank + d) % 97}"] = row.shown.get(f"d{(rank + d) % 97}", 0) + 1
+            row.clients[f"{rng.getrandbits(32):08x}"] = 1
+        stats.append(s)
+    offsets = {("ubi", p): (flush, flush) for p in range(partitions)}
+    started, started_cpu = time.perf_counter(), time.process_time()
+    if by_url:
+        writer.flush({("ubi", p): s for p, s in enumerate(stats)}, offsets, "g", wait=True)
+    else:
+        writer.flush(stats, offsets, "g", wait=True)
+    wall += time.perf_counter() - started
+    cpu += time.process_time() - started_cpu
+writer.close()
+print(json.dumps({"wall_s": wall, "cpu_s": cpu}))
+"""
+
+
+def partition_flushes(rounds: int, against: Path) -> dict:
+    """`collect`'s flush of four partitions' rows, this version and ``against``, rounds
+    interleaved (CPU and wall seconds of the flushes, medians and per-round ratios)."""
+    store = (CACHE / "bench-partition-flushes.db").resolve()
+    runs: dict[str, list[dict]] = {"this": [], "against": []}
+    for n in range(rounds):
+        for name, source in (("this", Path.cwd()), ("against", against.resolve())):
+            done = subprocess.run([sys.executable, "-c", FLUSHES, _fresh(store)], cwd=source,
+                                  env={**os.environ, "PYTHONPATH": str(source)},
+                                  capture_output=True, text=True, check=True)
+            runs[name].append(json.loads(done.stdout))
+        print(f"partition flushes, round {n + 1}: " + ", ".join(
+            f"{k} {v[-1]['cpu_s']:.2f} s CPU / {v[-1]['wall_s']:.2f} s wall"
+            for k, v in runs.items()), flush=True)
+    ratios = {key: [round(t[key] / a[key], 3) for t, a in zip(runs["this"], runs["against"],
+                                                              strict=True)]
+              for key in ("cpu_s", "wall_s")}
+    return {"rounds": runs,
+            "median_s": {name: {key: round(statistics.median(r[key] for r in v), 3)
+                                for key in ("cpu_s", "wall_s")} for name, v in runs.items()},
+            "this_vs_against_per_round": ratios,
+            "this_vs_against_median": {k: round(statistics.median(v), 3)
+                                       for k, v in ratios.items()}}
 
 
 def child(source: Path, *args: str) -> tuple[float, float]:
@@ -142,6 +209,8 @@ def main() -> int:
               "records": args.records,
               "per_flush": per_flush(args.records),
               "throughput": throughput(args.records, args.rounds, args.against)}
+    if args.against:
+        result["partition_flushes"] = partition_flushes(args.rounds, args.against)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -289,11 +289,25 @@ STORE_FLUSHES = Family(PREFIX + "store_flushes_total", "counter",
                        "Flushes of per-query aggregates the store committed.")
 STORE_FLUSH_FAILURES = Family(
     PREFIX + "store_flush_failures_total", "counter",
-    "Flushes of per-query aggregates that failed (their rows wait for the next one).")
+    "Writes of per-query aggregates (and connections) that failed; their rows wait and the "
+    "store is tried again with backoff.")
 STORE_ROWS_WRITTEN = Family(PREFIX + "store_rows_written_total", "counter",
                             "Per-query aggregate rows committed to the store.")
-STORE_ROWS_WAITING = Family(PREFIX + "store_rows_waiting", "gauge",
-                            "Rows of failed flushes waiting for the next one.")
+STORE_ROWS_WAITING = Family(
+    PREFIX + "store_rows_waiting", "gauge",
+    "Per-query rows handed to the writer and not in the store yet: in the write in flight, "
+    "in memory after a failure, or spilled.")
+STORE_ROWS_SPILLED = Family(
+    PREFIX + "store_rows_spilled", "gauge",
+    "Of the rows waiting, those spilled to store.spill_dir while the store is away.")
+STORE_SPILL_FAILURES = Family(
+    PREFIX + "store_spill_failures_total", "counter",
+    "Spills that could not be written: their rows stay in memory; at "
+    "store.max_waiting_rows, reading stops.")
+STORE_AWAY_SECONDS = Family(
+    PREFIX + "store_away_seconds", "gauge",
+    "Seconds since the store's current outage began (its first failed write or connection); "
+    "0 while it takes writes.")
 
 # -- the Kafka consumer (collector/sources/kafka/health.py) ----------------------------------
 KAFKA_LAG = Family(PREFIX + "kafka_consumer_lag_records", "gauge",
@@ -339,6 +353,7 @@ FAMILIES = (
     LABEL_VALUES_FOLDED, *(family for family, _ in STATE_GAUGES), TOP_ZERO_RESULT_QUERIES,
     TOP_ZERO_RESULT_QUERIES_WITHHELD, BUILD_INFO,
     STORE_FLUSHES, STORE_FLUSH_FAILURES, STORE_ROWS_WRITTEN, STORE_ROWS_WAITING,
+    STORE_ROWS_SPILLED, STORE_SPILL_FAILURES, STORE_AWAY_SECONDS,
     KAFKA_LAG, KAFKA_CONSUMED, *(family for family, _ in KAFKA_COUNTS), KAFKA_ASSIGNED,
     KAFKA_REPLAYING, KAFKA_SINCE_LAST_RECORD, KAFKA_CONNECTED, EXAMINATION_PROBABILITY,
 )

@@ -119,7 +119,7 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
                                           config["clicks.depth"])
     engine = Engine(config, query_stats=writer.new_stats() if writer is not None else None,
                     judgments=judgments, examination=examination)
-    stats = [engine.query_stats]
+    stats = {"demo": engine.query_stats}
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # process_resident_memory_bytes etc. for the dashboards
     if writer is not None:
@@ -143,7 +143,7 @@ def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: flo
             engine.process(raw)
             if not count & 255:
                 view.maybe_draw(engine, started, server.port)
-                if writer is not None and writer.due(stats):
+                if writer is not None and writer.due(stats.values()):
                     writer.flush(stats)
     finally:
         engine.close()

@@ -31,6 +31,12 @@ class StoreError(ValueError):
     """The store is unusable (bad URL, unreachable, not a database); the message names it."""
 
 
+# raised by collector/store/query_store.py
+class StoreUnavailable(StoreError):
+    """The database did not answer or refused a statement (stopped, unreachable, locked):
+    worth trying again later, unlike a URL or a missing driver; the message names it."""
+
+
 # raised by collector/sources/files.py
 class InputError(OSError):
     """An input could not be read to its end; the message names it."""

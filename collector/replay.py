@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 # input is still refused (a store that old cannot say how far it got).
 _LEGACY_GROUP = "searchpulse-replay"
 _FINGERPRINT_SPAN = 1 << 20  # bytes hashed at each end of an input (and its size)
+_SOURCE = "replay"  # the writer's one source: the replay's engine
 
 
 def replay(paths: list[str], config: Config, dlq: str | None = None,
@@ -51,16 +52,19 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     crash finishes the replay, and records the store holds are not counted again (the
     summary's ``already_in_store``). An input that cannot be read to its end stops the input
     there; everything read before is counted, flushed and written as usual, and the summary's
-    ``input_error`` names the file."""
+    ``input_error`` names the file. The store must answer at the start (nothing is read
+    before); one that goes away later is waited for: its rows wait (store_writer.py), and at
+    the end the replay waits up to ``store.wait_s`` for it."""
     dead_letters = DeadLetterFile(dlq) if dlq else None
     writer = StoreWriter.from_config(config, store)
     try:
         inputs = open_inputs(paths, digest=writer is not None)
         tracker = None
         if writer is not None:
+            writer.connect()
             _refuse_legacy(writer, paths)
             tracker = _mismatch_refused(writer, lambda: ReplayProgress(
-                inputs, writer.store.inputs()))
+                inputs, writer.inputs()))
             inputs = tracker.inputs + [i for i in inputs if i.head is None]
         engine = Engine(config, dead_letters,
                         query_stats=writer.new_stats() if writer is not None else None)
@@ -69,13 +73,14 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         else:
             input_error = _mismatch_refused(writer, lambda: feed(
                 engine, paths, progress, inputs, tracker.until,
-                lambda batches: _into_store(engine, batches, writer, tracker),
+                lambda batches: _into_store(engine, batches, writer, tracker,
+                                            config["store.wait_s"]),
                 resumable=True))
             _mismatch_refused(writer, tracker.finish)
             # after a break the replay stays unfinished, as a crash there would leave it
             marks = tracker.marks(engine.final_before() if input_error else None)
-            if not writer.flush([engine.query_stats], wait=True, inputs=marks):
-                raise StoreError(f"store {redact(writer.store.url)}: the final flush failed")
+            writer.flush({_SOURCE: engine.query_stats}, inputs=marks)
+            _written(writer, config["store.wait_s"])
     finally:
         if dead_letters:
             dead_letters.close()
@@ -154,12 +159,22 @@ def _each(engine: Engine, batches: Iterator[list[bytes]]) -> None:
         engine.process_all(batch)
 
 
+def _written(writer: StoreWriter, wait_s: float) -> None:
+    """Every row waiting in the store, waiting for it up to ``wait_s`` while it is away;
+    else an error (what the store holds stays: the same command resumes from there)."""
+    if not writer.write_all(wait_s):
+        raise StoreError(f"store {redact(writer.url)}: away for {writer.away_s:.0f} s, "
+                         f"{writer.waiting} rows not written (store.wait_s = {wait_s:g}): "
+                         "the store holds what it held; the same command resumes from there")
+
+
 def _into_store(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter,
-                tracker: ReplayProgress) -> None:
+                tracker: ReplayProgress, wait_s: float) -> None:
     """Batch by batch; after each, aggregates are flushed when due, with the positions they
     cover. A resumed replay neither flushes nor writes dead letters until it has caught up;
-    there it forgets what it counted (the store has it)."""
-    stats = [engine.query_stats]
+    there it forgets what it counted (the store has it). While the store is away the rows
+    wait; if they fill memory and cannot be spilled, reading waits for the store."""
+    stats = {_SOURCE: engine.query_stats}
     dead_letters = engine.dead_letters
     if tracker.replaying:
         engine.dead_letters = DiscardWithCount()
@@ -172,8 +187,10 @@ def _into_store(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWri
             engine.reset_counts()
             engine.query_stats.drain()
             engine.dead_letters = dead_letters
-        elif writer.due(stats):
+        elif writer.due(stats.values()):
             writer.flush(stats, inputs=tracker.marks(engine.final_before()))
+            if writer.full:
+                _written(writer, wait_s)
 
 
 def _mismatch_refused(writer: StoreWriter, step: Callable[[], T]) -> T:
@@ -181,7 +198,7 @@ def _mismatch_refused(writer: StoreWriter, step: Callable[[], T]) -> T:
     try:
         return step()
     except InputMismatch as mismatch:
-        raise StoreError(f"store {redact(writer.store.url)}: {mismatch} (it begins with the "
+        raise StoreError(f"store {redact(writer.url)}: {mismatch} (it begins with the "
                          "first record of an input the store holds): not replayed into it, "
                          "nothing was written (use another store)") from None
 
@@ -191,7 +208,7 @@ def _refuse_legacy(writer: StoreWriter, paths: list[str]) -> None:
     held = {topic for topic, _ in writer.offsets(_LEGACY_GROUP)}
     again = [p for p in paths if p != "-" and held and _fingerprint(p) in held]
     if again:
-        raise StoreError(f"store {redact(writer.store.url)} already holds the aggregates of "
+        raise StoreError(f"store {redact(writer.url)} already holds the aggregates of "
                          f"{', '.join(again)} (written by an earlier version, which cannot "
                          "say how far it got): replaying again would count them twice "
                          "(use another store)")

@@ -49,13 +49,20 @@ class PostgresServer:
                        capture_output=True, cwd=self.workdir)
 
     def start(self, timeout: float = 30.0) -> PostgresServer:
-        data = self.workdir / "data"
-        self._run("initdb", "-D", str(data), "--auth=trust", f"--username={USER}",
-                  "--encoding=UTF8", "--no-sync")
+        self._run("initdb", "-D", str(self.workdir / "data"), "--auth=trust",
+                  f"--username={USER}", "--encoding=UTF8", "--no-sync")
+        self._launch(timeout)
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", USER, DATABASE)
+        return self
+
+    def _launch(self, timeout: float) -> None:
+        """``postgres`` on the data directory, until ``pg_isready`` says it accepts
+        connections."""
         log = open(self.workdir / "postgres.log", "ab")
         self.process = subprocess.Popen(
-            [*self.as_user, str(self.bin / "postgres"), "-D", str(data), "-p", str(self.port),
-             "-k", str(self.workdir), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"],
+            [*self.as_user, str(self.bin / "postgres"), "-D", str(self.workdir / "data"),
+             "-p", str(self.port), "-k", str(self.workdir), "-c", "listen_addresses=127.0.0.1",
+             "-c", "fsync=off"],
             stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir)
         log.close()
         deadline = time.monotonic() + timeout
@@ -65,17 +72,32 @@ class PostgresServer:
             ready = subprocess.run([str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p",
                                     str(self.port)], capture_output=True)
             if ready.returncode == 0:
-                self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", USER,
-                          DATABASE)
-                return self
+                return
             time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"postgres not ready after {timeout}s:\n{self.log()}")
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server as an outage would (fast shutdown: every connection is closed),
+        keeping its data: ``resume`` starts it again on the same port. ``pg_ctl`` signals the
+        postmaster itself and waits until it is gone (as root, ``runuser`` stands between:
+        a signal to it would reach the postmaster as a smart shutdown, which waits for every
+        client, and then kill it, leaving its lock file)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(2)  # SIGINT: fast shutdown
+            try:
+                self._run("pg_ctl", "stop", "-D", str(self.workdir / "data"), "-m", "fast",
+                          "-w", "-t", "15")
+            except subprocess.CalledProcessError:
+                self.process.send_signal(2)  # SIGINT: fast shutdown
         terminate(self.process, 15.0)
+
+    def resume(self, timeout: float = 30.0) -> PostgresServer:
+        """Start a halted server again, on its data and port."""
+        self._launch(timeout)
+        return self
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def log(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from alerts.config import NEEDS_TRACKING, AlertRow, Profile
+from alerts.config import NEEDS_TRACKING, AlertRow, Profile, seconds
 from alerts.rules import experiments, judged, pipeline, quality, traffic  # register builders
 from alerts.rules.recordings import (
     BUILDERS,
@@ -41,13 +41,14 @@ def alert_rule(profile: Profile, row: AlertRow, built: Built) -> Rule:
     panel = f"{profile.deployment.grafana_base}/d/{built.dashboard}?viewPanel={PANELS[built.panel]}"
     if built.per_application:
         panel += "&var-application={{ $labels.application }}"
+    hold = profile.duration(row.for_)
     labels = {"severity": row.severity, "service": "searchpulse", "kind": built.kind}
     if built.needs_tracking:
         labels.update([NEEDS_TRACKING])
     return {
         "alert": row.name,
         "expr": built.expr,
-        "for": profile.duration(row.for_),
+        **({"for": hold} if seconds(hold) else {}),  # `for: 0s` is Prometheus' default
         "keep_firing_for": profile.duration(row.keep_firing_for),
         "labels": labels,
         "annotations": {

@@ -1,5 +1,5 @@
 """Alerts on the collector's pipeline (alerts/tests/pipeline.test.yml): down, absent, stale,
-invalid records, consumer lag, store flushes."""
+invalid records, consumer lag, a store away."""
 
 from __future__ import annotations
 
@@ -102,13 +102,17 @@ def _lag_growing(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
 
 @builds("SearchpulseStoreFlushFailing")
 def _store_flush(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
-    window, _ = profile.windows.pair(row.windows)
+    """The store away longer than a flush interval (the collector's gauge counts from the
+    outage's first failed write or connection; a failure the next retry repairs never
+    fires)."""
     sel = profile.deployment.selector
+    interval = profile.store_flush_interval_s
     return _pipeline(
-        f"sum(increase({d.STORE_FLUSH_FAILURES.name}{{{sel}}}[{window}])) > 0\n"
-        f"unless sum(increase({d.STORE_FLUSHES.name}{{{sel}}}[{window}])) > 0",
-        "The per-query aggregate store rejects every flush.",
-        f"{{{{ $value | humanize }}}} flushes of per-query aggregates failed over {window} and "
-        f"none succeeded: the store is down or full. Metrics are unaffected; the rows wait in "
-        f"memory and the store falls behind the topic's retention.",
+        f"max by (instance) ({d.STORE_AWAY_SECONDS.name}{{{sel}}}) > {interval:g}",
+        "The per-query aggregate store has taken no flush for longer than a flush interval.",
+        f"The store of {{{{ $labels.instance }}}} has failed every write and connection for "
+        f"{{{{ $value | humanizeDuration }}}} (store.flush_interval_s = {interval:g} s): it is "
+        f"down, unreachable, locked or full. Metrics are unaffected; the rows wait in memory, "
+        f"then in store.spill_dir ({d.STORE_ROWS_WAITING.name}), and are written when it is "
+        f"back; if neither can take more, the collector stops reading.",
         "store")

@@ -52,3 +52,6 @@ def check_consistency(values: dict[str, Any], sources: dict[str, str]) -> None:
     for key in ("strata.file", "strata.known_item_titles_file"):
         if values[key] and not Path(values[key]).is_file():
             raise ConfigError(f"{key} (from {sources[key]}): no such file {values[key]!r}")
+    if values["store.spill_dir"] and not Path(values["store.spill_dir"]).is_dir():
+        raise ConfigError(f"store.spill_dir (from {sources['store.spill_dir']}): no such "
+                          f"directory {values['store.spill_dir']!r}")

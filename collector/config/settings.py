@@ -191,6 +191,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store.flush_rows", int, 200_000,
             "Flush earlier once this many per-query rows are pending (memory bound).",
             must.positive),
+    Setting("store.max_waiting_rows", int, 200_000,
+            "Per-query rows kept in memory while the store is away; beyond, they are spilled "
+            "to store.spill_dir and written when it is back (docs/delivery.md).",
+            must.positive),
+    Setting("store.spill_dir", str, "",
+            "Directory of the files rows spill to while the store is away (deleted when "
+            "written, or when the process ends); empty: the system's temporary directory."),
+    Setting("store.wait_s", float, 300.0,
+            "Seconds `replay`, at its end, waits for a store that went away while it read, "
+            "before it stops with an error (the same command then resumes).",
+            must.non_negative),
     Setting("store.shown_depth", int, 10,
             "Documents counted as shown per search (its first result positions), and kept per "
             "query and day.", must.positive),

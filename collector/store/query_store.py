@@ -18,13 +18,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from heapq import nlargest
+from itertools import islice
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 import msgspec
 import pandas as pd
 
-from collector.errors import StoreError
+from collector.errors import StoreError, StoreUnavailable
 from collector.privacy.redaction import redact
 from collector.store.query_stats import (
     CLIENT_MARKS,
@@ -47,6 +48,12 @@ _INSERT_DAY = "INSERT INTO store_days (day) VALUES (?) ON CONFLICT (day) DO NOTH
 # (`WHERE true`: SQLite's parser needs a WHERE before an upsert clause of INSERT … SELECT)
 _BACKFILL_DAYS = ("INSERT INTO store_days (day) SELECT DISTINCT day FROM query_stats WHERE true "
                   "ON CONFLICT (day) DO NOTHING")
+# Rows per executemany of one write: a write of any size (the rows spilled during an outage,
+# collector/store/spill.py) holds one chunk's parameters at a time, in one transaction.
+_CHUNK_ROWS = 10_000
+# How long a write waits for another process's lock on a SQLite file (sqlite3's default)
+# before it fails and the store is away (the writer tries again with backoff).
+BUSY_TIMEOUT_S = 5.0
 
 
 _TOPIC_ID = "topic_id TEXT NOT NULL DEFAULT ''"
@@ -207,10 +214,10 @@ class QueryPositions(msgspec.Struct):
 
 
 
-def _failure(url: str, error: Exception) -> StoreError:
+def _failure(url: str, error: Exception) -> StoreUnavailable:
     """The database's error, naming the store, without its password (nor any piece of it the
     database repeats)."""
-    return StoreError(redact(f"store {url}: {error}", url))
+    return StoreUnavailable(redact(f"store {url}: {error}", url))
 
 
 def day_name(day: int) -> str:
@@ -305,20 +312,22 @@ class QueryStore:
             group: str = "", inputs: Iterable[InputMark] = (),
             topic_ids: TopicIds | None = None) -> None:
         """Add rows (and record the offsets or the input positions they cover, the offsets
-        with the id of their topic in ``topic_ids``) in one transaction; rows older than
-        ``retention_days`` before the newest day written — or before today, if that is
-        earlier: a day past the wall clock deletes nothing — are deleted in it."""
+        with the id of their topic in ``topic_ids``) in one transaction, ``_CHUNK_ROWS`` at a
+        time (``rows`` may stream from a spill); rows older than ``retention_days`` before
+        the newest day written — or before today, if that is earlier: a day past the wall
+        clock deletes nothing — are deleted in it."""
         days: dict[int, str] = {}
-        values = self._row_values(rows, days)
+        rows = iter(rows)
         today = int(self.wall_clock() // 86400)
-        cutoff = day_name(min(max(days), today) - self.retention_days) if days else ""
-        expire = bool(self.retention_days) and cutoff > self._expired_before
         try:
             with self._transaction():
                 cursor = self.db.cursor()
-                if values:
+                while values := self._row_values(islice(rows, _CHUNK_ROWS), days):
                     cursor.executemany(self._sql["rows"], values)
+                if days:
                     cursor.executemany(self._sql["day"], [(day,) for day in days.values()])
+                cutoff = day_name(min(max(days), today) - self.retention_days) if days else ""
+                expire = bool(self.retention_days) and cutoff > self._expired_before
                 if expire:
                     # by the data's own time, bounded by the wall clock: a replay of an old
                     # log keeps what it writes, a log dated ahead keeps it too
@@ -364,18 +373,24 @@ class QueryStore:
 
     def offsets(self, group: str) -> Offsets:
         """The offsets the stored counts cover, per partition of the consumer group."""
-        cursor = self.db.cursor()
-        cursor.execute("SELECT topic, kafka_partition, safe_offset, high_offset FROM "
-                       f"store_offsets WHERE consumer_group = {self.placeholder}", (group,))
-        return {(topic, partition): (safe, high) for topic, partition, safe, high in cursor}
+        try:
+            cursor = self.db.cursor()
+            cursor.execute("SELECT topic, kafka_partition, safe_offset, high_offset FROM "
+                           f"store_offsets WHERE consumer_group = {self.placeholder}", (group,))
+            return {(topic, partition): (safe, high) for topic, partition, safe, high in cursor}
+        except self.errors as error:
+            raise _failure(self.url, error) from None
 
     def topic_ids(self, group: str) -> dict[tuple[str, int], str]:
         """The topic id each partition's stored offsets are of ('' when written before
         topic ids were kept), per partition of the consumer group."""
-        cursor = self.db.cursor()
-        cursor.execute("SELECT topic, kafka_partition, topic_id FROM store_offsets WHERE "
-                       f"consumer_group = {self.placeholder}", (group,))
-        return {(topic, partition): topic_id for topic, partition, topic_id in cursor}
+        try:
+            cursor = self.db.cursor()
+            cursor.execute("SELECT topic, kafka_partition, topic_id FROM store_offsets WHERE "
+                           f"consumer_group = {self.placeholder}", (group,))
+            return {(topic, partition): topic_id for topic, partition, topic_id in cursor}
+        except self.errors as error:
+            raise _failure(self.url, error) from None
 
     def inputs(self) -> dict[str, InputMark]:
         """How far replays got in the inputs whose rows the store holds, by head (none in a
@@ -500,13 +515,13 @@ class SqliteStore(QueryStore):
                 db.execute("SELECT 1 FROM query_stats LIMIT 1")
             else:
                 # written by the writer thread (collector/store/store_writer.py), one at a time
-                db = sqlite3.connect(path, check_same_thread=False)
+                db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
                 db.create_function(_MERGE, 3, merge_counts, deterministic=True)
                 db.execute("PRAGMA journal_mode=WAL")  # readers (the feedback job) never block
                 db.execute("PRAGMA synchronous=NORMAL")  # a power cut may lose the last
                 # flushes, together with their offsets: the store stays consistent
         except sqlite3.Error as error:
-            raise StoreError(f"store sqlite:///{path}: {error}") from None
+            raise StoreUnavailable(f"store sqlite:///{path}: {error}") from None
         super().__init__(f"sqlite:///{path}", db,
                          _schema("INTEGER", "REAL", " WITHOUT ROWID"), items_per_flush,
                          read_only, retention_days)

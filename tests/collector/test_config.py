@@ -30,6 +30,9 @@ def test_defaults_file_env_and_overrides_layer_in_that_order(tmp_path):
     ({"overrides": {"automated.client_patterns": ["(unclosed"]}}, r"automated.client_patterns"),
     ({"overrides": {"events.position_base": 2}}, r"events.position_base .*must be 0 or 1"),
     ({"overrides": {"strata.file": "/nonexistent.csv"}}, r"strata.file .*no such file"),
+    ({"overrides": {"store.spill_dir": "/nonexistent/spill"}},
+     r"store.spill_dir \(from command line\): no such directory"),
+    ({"overrides": {"store.max_waiting_rows": 0}}, r"store.max_waiting_rows .*> 0"),
     ({"overrides": {"window.abandon": 1}}, r"window.abandon \(from command line\): unknown"),
 ])
 def test_errors_name_the_offending_key(kwargs, message):

@@ -9,6 +9,7 @@ from collections import Counter, deque
 from kafka import TopicPartition
 from kafka.errors import KafkaConnectionError
 
+from collector.errors import StoreUnavailable
 from collector.sources.kafka.consumer import KafkaCollector
 
 TP0, TP1 = TopicPartition("ubi", 0), TopicPartition("ubi", 1)
@@ -32,6 +33,7 @@ def collector(checkpoints: FlakyCheckpoints) -> KafkaCollector:
     """The rebalance bookkeeping alone: no clients, no engines."""
     c = KafkaCollector.__new__(KafkaCollector)
     c.parts, c._changes, c.health, c.connected = {}, deque(), Counter(), True
+    c.waiting, c.held, c.writer = set(), False, None
     c.checkpoints = checkpoints
     c._assign = lambda tp: c.parts.__setitem__(tp, f"engine of {tp.partition}")
     return c
@@ -59,3 +61,62 @@ def test_changes_noted_meanwhile_are_applied_in_order_after_it():
     assert c._apply_changes() == {TP0}
     assert sorted(c.parts) == [TP0]
     assert c.health["rebalances"] == 2
+
+
+class PausingConsumer:
+    """Which partitions the consumer was told to pause and resume."""
+
+    def __init__(self) -> None:
+        self.paused: set[TopicPartition] = set()
+
+    def pause(self, *tps: TopicPartition) -> None:
+        self.paused.update(tps)
+
+    def resume(self, *tps: TopicPartition) -> None:
+        self.paused.difference_update(tps)
+
+
+class AwayStore:
+    """The writer as the consumer sees it: away for ``tries`` placements, then back."""
+
+    def __init__(self, tries: int) -> None:
+        self.tries = tries
+        self.full = False
+
+    def retry_due(self) -> bool:
+        return True
+
+    def forget(self, source) -> None:
+        return None
+
+
+def test_a_partition_waits_paused_while_the_store_cannot_say_where_its_rows_stand():
+    c = collector(FlakyCheckpoints(failures=0))
+    c.consumer, c.writer = PausingConsumer(), AwayStore(tries=1)
+
+    def assign(tp):
+        if c.writer.tries:
+            c.writer.tries -= 1
+            raise StoreUnavailable("store postgresql://db: connection refused")
+        c.parts[tp] = f"engine of {tp.partition}"
+
+    c._assign = assign
+    c.on_partitions_assigned([TP0])
+    assert c._apply_changes() == set()
+    assert (c.waiting, c.consumer.paused, c.ready()) == (
+        {TP0}, {TP0}, (False, "waiting for the store: ubi:0"))
+    assert c._place_waiting() == {TP0}  # the store answers at the next try
+    assert (sorted(c.parts), c.waiting, c.consumer.paused) == ([TP0], set(), set())
+
+
+def test_reading_stops_while_the_stores_rows_can_neither_be_written_nor_spilled():
+    c = collector(FlakyCheckpoints(failures=0))
+    c.consumer, c.writer = PausingConsumer(), AwayStore(tries=0)
+    c.on_partitions_assigned([TP0, TP1])
+    c._apply_changes()
+    c.writer.full = True
+    c._hold()
+    assert c.consumer.paused == {TP0, TP1}
+    c.writer.full = False
+    c._hold()
+    assert c.consumer.paused == set()

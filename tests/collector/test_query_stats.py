@@ -79,11 +79,11 @@ def test_a_flush_in_the_middle_splits_rows_without_losing_counts(ubi, store_url)
     e.process_all([ubi.query("q1", "Tent", 0, hits=["d1", "d2"]), ubi.click("q1", 5, obj="d2"),
                    ubi.query("q2", "tent", 100, client="c2", hits=["d1"]),
                    ubi.query("q3", "lamp", 200, client="c3")])
-    writer = StoreWriter(open_store(store_url), 60.0, 1000)
-    writer.flush([stats])  # the first flush: q1 and its click are applied, q2 is pending …
+    writer = StoreWriter(store_url, 60.0, 1000)
+    writer.flush({0: stats})  # the first flush: q1 and its click are applied, q2 is pending …
     e.process_all([ubi.click("q2", 150, client="c2", obj="d1", position=2)])
     e.close()
-    assert writer.flush([stats], wait=True)  # … the rest, added to the stored rows
+    assert writer.flush({0: stats}, wait=True)  # … the rest, added to the stored rows
     rows = {row["query"]: row for row in writer.store.rows()}
     writer.close()
     tent = rows["tent"]
@@ -95,34 +95,42 @@ def test_a_flush_in_the_middle_splits_rows_without_losing_counts(ubi, store_url)
     assert (rows["lamp"]["searches"], rows["lamp"]["abandoned"]) == (1, 1)
 
 
-def test_offsets_commit_with_the_rows_and_a_failed_flush_keeps_them(store_url):
-    writer = StoreWriter(open_store(store_url), 60.0, 1000)
+def test_offsets_commit_with_the_rows_and_a_rejected_flush_moves_nothing(store_url):
+    """A flush the database rejects half-way (a value no column takes) writes none of its
+    rows and leaves the offsets where they were; the partition given up, the next flush of
+    its new assignment writes its own rows and offsets."""
+    writer = StoreWriter(store_url, 60.0, 1000)
     stats = QueryStats()
     stats.row(2e9, "web", "tent").searches = 3
-    assert writer.flush([stats], {("ubi", 0): (10, 25), ("ubi", 1): (0, 7)}, "group-a")
-    assert writer.offsets("group-a") == {("ubi", 0): (10, 25), ("ubi", 1): (0, 7)}
+    part = ("ubi", 0)
+    assert writer.flush({part: stats, ("ubi", 1): QueryStats()},
+                        {part: (10, 25), ("ubi", 1): (0, 7)}, "group-a")
+    assert writer.offsets("group-a") == {part: (10, 25), ("ubi", 1): (0, 7)}
     assert writer.offsets("group-b") == {}
     assert not stats.rows
     stats.row(2e9, "web", "lamp").searches = 1  # written first in the batch …
     tent = stats.row(2e9, "web", "tent")
     tent.searches, tent.abandoned = 2, float("nan")  # … then a value no database accepts:
-    assert not writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a", wait=True)
-    assert writer.offsets("group-a")[("ubi", 0)] == (10, 25)  # the flush failed as a whole
+    assert not writer.flush({part: stats}, {part: (20, 40)}, "group-a", wait=True)
+    assert writer.offsets("group-a")[part] == (10, 25)  # the flush failed as a whole
     assert [row["query"] for row in writer.store.rows()] == ["tent"]
-    assert len(writer.waiting) == 2  # its rows wait for the next flush, merged with new ones
-    writer.waiting[(int(2e9 // 86400), "web", "tent")].abandoned = 0
+    assert writer.waiting == 2  # its rows wait for the next flush
+    writer.forget(part)  # the partition revoked: its waiting rows go with it
+    assert writer.waiting == 0
+    stats = QueryStats()
     stats.row(2e9, "web", "tent").searches = 4
-    assert writer.flush([stats], {("ubi", 0): (20, 40)}, "group-a", wait=True)
-    assert {row["query"]: row["searches"] for row in writer.store.rows()} == {
-        "lamp": 1, "tent": 3 + 2 + 4}
-    assert writer.offsets("group-a")[("ubi", 0)] == (20, 40)
+    assert writer.flush({part: stats}, {part: (20, 40)}, "group-a", wait=True)
+    assert {row["query"]: row["searches"] for row in writer.store.rows()} == {"tent": 3 + 4}
+    assert writer.offsets("group-a") == {part: (20, 40), ("ubi", 1): (0, 7)}
     registry = CollectorRegistry()
     registry.register(StoreHealthCollector(writer))
     assert {name: registry.get_sample_value(name) for name in (
         "searchpulse_store_flushes_total", "searchpulse_store_flush_failures_total",
-        "searchpulse_store_rows_written_total", "searchpulse_store_rows_waiting")} == {
+        "searchpulse_store_rows_written_total", "searchpulse_store_rows_waiting",
+        "searchpulse_store_away_seconds")} == {
         "searchpulse_store_flushes_total": 2.0, "searchpulse_store_flush_failures_total": 1.0,
-        "searchpulse_store_rows_written_total": 3.0, "searchpulse_store_rows_waiting": 0.0}
+        "searchpulse_store_rows_written_total": 2.0, "searchpulse_store_rows_waiting": 0.0,
+        "searchpulse_store_away_seconds": 0.0}
     writer.close()
 
 
@@ -130,9 +138,8 @@ _FLUSHER = textwrap.dedent("""
     import sys
     from collector.store.query_stats import QueryStats
     from collector.store.store_writer import StoreHealthCollector, StoreWriter
-    from collector.store.query_store import open_store
 
-    writer = StoreWriter(open_store(sys.argv[1]), 60.0, 10**9)
+    writer = StoreWriter(sys.argv[1], 60.0, 10**9)
     def batch(n, offset):
         stats = QueryStats()
         for i in range(n):
@@ -141,11 +148,11 @@ _FLUSHER = textwrap.dedent("""
             row.shown = {f"d{j}": 1 for j in range(10)}
         return stats, {("ubi", 0): (offset, offset)}
     stats, offsets = batch(1000, 1)
-    writer.flush([stats], offsets, "g", wait=True)
+    writer.flush({("ubi", 0): stats}, offsets, "g", wait=True)
     print("first flush done", flush=True)
     stats, offsets = batch(400_000, 2)
     print("second flush starting", flush=True)
-    writer.flush([stats], offsets, "g", wait=True)
+    writer.flush({("ubi", 0): stats}, offsets, "g", wait=True)
     print("second flush done", flush=True)
 """)
 
@@ -201,17 +208,17 @@ def test_stored_offsets_name_their_topic_id_and_an_old_store_gets_the_column(sto
         old.execute("INSERT INTO store_offsets VALUES ('g', 'ubi', 1, 3, 4)")
         old.commit()
         old.close()
-    writer = StoreWriter(open_store(store_url), 60.0, 1000)
+    writer = StoreWriter(store_url, 60.0, 1000)
     stats = QueryStats()
     stats.row(2e9, "web", "tent").searches = 1
-    assert writer.flush([stats], {("ubi", 0): (10, 25), ("clicks", 0): (1, 2)}, "g",
-                        wait=True, topic_ids={"ubi": "id-of-ubi"})
+    assert writer.flush({("ubi", 0): stats}, {("ubi", 0): (10, 25), ("clicks", 0): (1, 2)},
+                        "g", wait=True, topic_ids={"ubi": "id-of-ubi"})
     expected = {("ubi", 0): "id-of-ubi", ("clicks", 0): ""}
     if store_url.startswith("sqlite"):
         expected[("ubi", 1)] = ""  # written before: of no known id
     assert writer.topic_ids("g") == expected
     assert writer.offsets("g")[("ubi", 0)] == (10, 25)
-    assert writer.flush([stats], {("ubi", 0): (0, 5)}, "g", wait=True,
+    assert writer.flush({("ubi", 0): stats}, {("ubi", 0): (0, 5)}, "g", wait=True,
                         topic_ids={"ubi": "id-of-the-new-ubi"})  # the new topic's offsets
     assert (writer.offsets("g")[("ubi", 0)], writer.topic_ids("g")[("ubi", 0)]) == (
         (0, 5), "id-of-the-new-ubi")

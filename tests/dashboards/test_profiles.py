@@ -106,8 +106,9 @@ def exported(tmp_path_factory) -> set[str]:
         parts={}, lag=lambda assigned: {}, consumed={"ubi": 1}, connected=True,
         health={"commits": 1, "commit_failures": 0, "rebalances": 0,
                 "topic_recreations": 0})))
-    registry.register(StoreHealthCollector(SimpleNamespace(flushes=1, failures=0,
-                                                           rows_written=1, waiting={})))
+    registry.register(StoreHealthCollector(SimpleNamespace(
+        flushes=1, failures=0, rows_written=1, waiting=0, spilled=0, spill_failures=0,
+        away_s=0.0)))
     text = (work / "final.prom").read_text() + generate_latest(registry).decode()
     samples = {line.split()[0].split("{")[0] for line in text.splitlines()
                if line and not line.startswith("#")}

@@ -135,10 +135,11 @@ def tail_after(timed: list[tuple[float, bytes]], seed: int, sessions: int = 3000
 
 class Run:
     """A topic loaded with simulated traffic, its ground truth and collectors to run on it.
-    ``tail``: followed by traffic of the application ``TAIL`` that closes every window."""
+    ``tail``: followed by traffic of the application ``TAIL`` that closes every window
+    (``"later"``: when ``produce_tail`` is called)."""
 
     def __init__(self, bootstrap: str, workdir: Path, sessions: int, partitions: int = 4,
-                 invalid: list[bytes] = (), seed: int = 11, tail: bool = True,
+                 invalid: list[bytes] = (), seed: int = 11, tail: bool | str = True,
                  spec: SimulationSpec | None = None, timestamps: bool = False,
                  transform: Callable[[bytes], bytes] | None = None) -> None:
         self.bootstrap = bootstrap
@@ -176,11 +177,23 @@ class Run:
                     len(records) // len(invalid)) < len(invalid):
                 producer.send(self.topic, key=b"junk", value=invalid[i // (
                     len(records) // len(invalid))])
-        for raw in tail_after(timed, simulator.spec.seed) if tail else ():
-            producer.send(self.topic, key=record_key(raw), value=raw)
+        self.tail = tail_after(timed, simulator.spec.seed) if tail else []
+        if tail != "later":
+            self.produce_tail(producer)
         producer.flush()
         producer.close()
         return simulator.truth.summary()
+
+    def produce_tail(self, producer: KafkaProducer | None = None) -> None:
+        """The trailing traffic (once): every window of the log closes as it is applied."""
+        own = producer is None
+        producer = producer or KafkaProducer(bootstrap_servers=self.bootstrap, acks="all")
+        for raw in self.tail:
+            producer.send(self.topic, key=record_key(raw), value=raw)
+        self.tail = []
+        if own:
+            producer.flush()
+            producer.close()
 
     def collector(self, instance: str, *extra: str) -> tuple[Service, str]:
         port = free_port()

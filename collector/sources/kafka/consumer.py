@@ -14,7 +14,9 @@ its own). Delivery (docs/delivery.md):
   what the replay counted (those effects are in the checkpointed counters): nothing twice;
 * per-query aggregates (with ``store.url``) go to the store every ``store.flush_interval_s``, in
   one database transaction with each partition's [C, H]: on assignment the partition also
-  replays from the store's C and drops the aggregates it rebuilt before the store's H;
+  replays from the store's C and drops the aggregates it rebuilt before the store's H. A store
+  that holds nothing of a partition records where it starts counting it, at once; while the
+  store cannot say (it is away), the partition waits, paused, and is set up once it answers;
 * a topic is known by its Kafka topic id, not only its name: offsets of another topic of the
   name (one deleted and created again) are not applied to it — at assignment (the
   checkpoint's, the store's) nor under a running partition (the consumer's metadata brings
@@ -40,6 +42,7 @@ from kafka.structs import OffsetAndMetadata
 
 from collector.config import Config
 from collector.engine import Engine
+from collector.errors import StoreUnavailable
 from collector.exposition.view import View, merge_views, view_from_dict, view_to_dict
 from collector.ingest import accounting as acc
 from collector.series.examination import ExaminationFile
@@ -81,6 +84,8 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.release = QueryRelease.from_config(config)  # top queries of all partitions
         self.consumed: Counter[str] = Counter()
         self.connected = False
+        self.waiting: set[TopicPartition] = set()  # assigned, paused until the store answers
+        self.held = False  # every partition paused: the store's rows fill memory and disk
         self._recreations: set[tuple[str, str]] = set()  # (topic, new id) recognised
         # one judgment set for every partition's engine (loaded once, reloaded on change)
         self.judgments = (JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
@@ -116,11 +121,13 @@ class KafkaCollector(ConsumerRebalanceListener):
             batches = self._poll()
             if batches is None:
                 continue
-            self._feed(batches, fresh=self._apply_changes() | self._follow_recreated())
+            self._feed(batches, fresh=(self._apply_changes() | self._follow_recreated()
+                                       | self._place_waiting()))
             now = time.monotonic()
             if now >= next_checkpoint:
                 self._advance_idle(now)
                 self.flush_aggregates()
+                self._hold()
                 self.checkpoint()
                 next_checkpoint = now + interval
         self._shutdown()
@@ -187,15 +194,31 @@ class KafkaCollector(ConsumerRebalanceListener):
         A partition still replaying neither flushes nor moves its stored offsets."""
         if self.writer is None:
             return
-        parts = {tp: p for tp, p in self.parts.items()
+        self.writer.settle(block=False)  # a write that landed meanwhile ends an outage now
+        parts = {(tp.topic, tp.partition): p for tp, p in self.parts.items()
                  if not p.replaying and p.query_stats is not None}
-        stats = [p.query_stats for p in parts.values()]
-        if not parts or not (force or self.writer.due(stats)):
+        stats = {key: p.query_stats for key, p in parts.items()}
+        if not parts or not (force or self.writer.due(stats.values())):
             return
-        offsets = {(tp.topic, tp.partition): (p.safe_offset(), p.next_offset)
-                   for tp, p in parts.items()}
+        offsets = {key: (p.safe_offset(), p.next_offset) for key, p in parts.items()}
         self.writer.flush(stats, offsets, self.config["kafka.group_id"], wait=force,
-                          topic_ids=_topic_ids(parts))
+                          topic_ids=_topic_ids(self.parts))
+
+    def _hold(self) -> None:
+        """While the store is away with its rows at the memory bound and the spill failing
+        (``StoreWriter.full``), nothing more is read: every partition pauses until the store
+        or the spill takes them (the loop still polls: the group keeps its members)."""
+        full = self.writer is not None and self.writer.full
+        if full == self.held:
+            return
+        self.held = full
+        live = [tp for tp in self.parts if tp not in self.waiting]
+        if full:
+            log.error("store away and its rows cannot be spilled: reading paused")
+            self.consumer.pause(*live)
+        else:
+            log.warning("the store or the spill takes rows again: reading resumed")
+            self.consumer.resume(*live)
 
     def checkpoint(self, timeout_s: float | None = None) -> bool:
         """Persist counts with the offsets they cover, commit the safe offsets, then expose.
@@ -258,7 +281,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             change, tps = self._changes.popleft()
             if change == "revoked":
                 self.health["rebalances"] += 1
-                self._retire([tp for tp in tps if tp in self.parts])
+                self._retire(list(tps))
                 assigned -= tps
                 continue
             new = [tp for tp in tps if tp not in self.parts]
@@ -267,8 +290,8 @@ class KafkaCollector(ConsumerRebalanceListener):
                     self.checkpoints.load()
                     loaded = True
                 for tp in new:
-                    self._assign(tp)
-                    assigned.add(tp)
+                    if self._place(tp):
+                        assigned.add(tp)
             except KafkaError as error:
                 # The brokers went away mid-rebalance: the partitions not yet set up are set
                 # up after a later poll succeeds. Their records fetched meanwhile are skipped
@@ -279,8 +302,54 @@ class KafkaCollector(ConsumerRebalanceListener):
             self.health["rebalances"] += 1
         return assigned
 
+    def _place(self, tp: TopicPartition) -> bool:
+        """Set up an assigned partition; False while the store cannot say where its rows
+        stand (StoreUnavailable): the partition waits, paused, for ``_place_waiting``."""
+        try:
+            if self.writer is not None and not self.writer.retry_due():  # its backoff
+                raise StoreUnavailable(f"store {self.writer.url_shown}: away")
+            self._assign(tp)
+        except StoreUnavailable as error:
+            if tp not in self.waiting:
+                self.waiting.add(tp)
+                self.consumer.pause(tp)
+                log.warning("partition %s:%d waits for the store to say where its rows stand "
+                            "(%s)", tp.topic, tp.partition, error)
+            return False
+        if tp in self.waiting:
+            self.waiting.discard(tp)
+            log.info("partition %s:%d: the store answered", tp.topic, tp.partition)
+            if not self.held:
+                self.consumer.resume(tp)
+        elif self.held:
+            self.consumer.pause(tp)
+        return True
+
+    def _place_waiting(self) -> set[TopicPartition]:
+        """The partitions waiting for the store, set up once its backoff allows a try;
+        returns those set up now."""
+        if not self.waiting or self.writer is None or not self.writer.retry_due():
+            return set()
+        placed = set()
+        try:
+            for tp in sorted(self.waiting):
+                if self._place(tp):
+                    placed.add(tp)
+                else:
+                    break  # the store is still away: the others wait for the next try
+        except KafkaError as error:
+            self._set_connected(False, error)
+        return placed
+
     def _retire(self, tps: list[TopicPartition]) -> None:
-        """What revoked partitions had checkpointed stays in this instance's counters."""
+        """What revoked partitions had checkpointed stays in this instance's counters; their
+        rows waiting for the store are dropped (their next owner counts them from the
+        store's offsets)."""
+        for tp in tps:
+            self.waiting.discard(tp)
+            if self.writer is not None:
+                self.writer.forget((tp.topic, tp.partition))
+        tps = [tp for tp in tps if tp in self.parts]
         if not tps:
             return
         self._keep([p.checkpointed for p in (self.parts.pop(tp) for tp in tps)])
@@ -330,8 +399,9 @@ class KafkaCollector(ConsumerRebalanceListener):
             part.engine.close()
             done.append(merge_views([part.engine.view(release=False)]))
             if self.writer is not None and part.query_stats is not None:
-                self.writer.flush([part.query_stats],
-                                  {(tp.topic, tp.partition): (part.next_offset, part.next_offset)},
+                key = (tp.topic, tp.partition)
+                self.writer.flush({key: part.query_stats},
+                                  {key: (part.next_offset, part.next_offset)},
                                   self.config["kafka.group_id"], topic_ids={tp.topic: old_id})
         self._keep(done)
 
@@ -348,13 +418,17 @@ class KafkaCollector(ConsumerRebalanceListener):
     def _assign(self, tp: TopicPartition, from_start: bool = False) -> None:
         """Set up a partition where its counts end: the older of the checkpoint's and the
         store's safe offset, replaying to their high ones — each only when it is of this
-        topic (its topic id); ``from_start``: the topic is new, read from its beginning."""
+        topic (its topic id); ``from_start``: the topic is new, read from its beginning.
+        Raises StoreUnavailable while the store cannot say where the partition's rows
+        stand."""
         topic_id = topic_id_of(self.consumer, tp.topic)
         start = high = stats_until = None
         if not from_start:
             start, high, stats_until = self._stored_offsets(tp, topic_id)
         if start is None:
             start = self.consumer.beginning_offsets([tp])[tp]
+            if from_start and self.writer is not None:  # the store counts the new topic
+                self._store_counts_from(tp, topic_id, start)  # from its start
         self.consumer.seek(tp, start)
         self.checkpoints.use(tp.topic, topic_id)
         engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None,
@@ -381,12 +455,26 @@ class KafkaCollector(ConsumerRebalanceListener):
             stored_id = self.writer.topic_ids(group).get(key) or None
             if stored is not None and topic_id is not None and stored_id not in (None, topic_id):
                 other, stored = other or stored_id, None
-            if stored is not None:  # the store may be ahead of or behind the checkpoint
-                start = stored[0] if start is None else min(start, stored[0])
-                stats_until = stored[1]
+            if stored is None:  # nothing of this topic in the store: it counts the partition
+                if start is None:  # from where it starts now
+                    start = self.consumer.beginning_offsets([tp])[tp]
+                stored = self._store_counts_from(tp, topic_id, start)
+            # the store may be ahead of or behind the checkpoint
+            start = stored[0] if start is None else min(start, stored[0])
+            stats_until = stored[1]
         if other is not None and topic_id is not None:
             self._recognise(tp.topic, other, topic_id)
         return start, high, stats_until
+
+    def _store_counts_from(self, tp: TopicPartition, topic_id: str | None, start: int
+                           ) -> tuple[int, int]:
+        """A store that holds nothing of the partition (of this topic id) counts it from
+        ``start``: recorded at once as [start, start], so that a restart before its first
+        flush knows it (and does not take the checkpoint's high offset for the store's: issue
+        34's 417 of ~20,400 searches); raises StoreUnavailable."""
+        return self.writer.record_start(self.config["kafka.group_id"],
+                                        (tp.topic, tp.partition), start,
+                                        {tp.topic: topic_id} if topic_id else None)
 
     def _start_offsets(self, tp: TopicPartition, topic_id: str | None
                        ) -> tuple[int | None, int | None]:
@@ -430,6 +518,9 @@ class KafkaCollector(ConsumerRebalanceListener):
 
     def ready(self) -> tuple[bool, str]:
         parts = dict(self.parts)  # one atomic copy: the loop thread may be rebalancing
+        if self.waiting:
+            return False, "waiting for the store: " + ", ".join(
+                f"{t.topic}:{t.partition}" for t in sorted(self.waiting))
         if not parts:
             return False, "no partition assigned"
         replaying = [f"{t.topic}:{t.partition}" for t, p in parts.items() if p.replaying]
