@@ -21,7 +21,7 @@ help:
 	@echo "make bench-store - per-query aggregates' cost and the feedback job on 10M rows"
 	@echo "make bench-replay-store - replay into a store: throughput, positions per flush (AGAINST=DIR)"
 	@echo "make bench-shutdown - collect's SIGTERM-to-exit with no broker / a killed one (AGAINST=DIR)"
-	@echo "make bench-time - replay cost by traffic shape: dense, sparse, nights, lulls, skewed (AGAINST=DIR)"
+	@echo "make bench-time - replay cost by traffic shape: dense, sparse, nights, lulls, skewed, front_ends (AGAINST=DIR, CPU=1)"
 	@echo "make bench-replay-cpu - CPU time of searchpulse replay against another checkout (AGAINST=DIR)"
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
@@ -96,7 +96,7 @@ bench-shutdown: install
 
 bench-time: install
 	$(PYTHON) -m benchmarks.stream_time_bench $(if $(AGAINST),--against $(AGAINST)) \
-		--json benchmarks/results/stream-time.json
+		$(if $(CPU),--cpu) --json benchmarks/results/stream-time.json
 
 bench-replay-cpu: install
 	$(PYTHON) -m benchmarks.replay_cpu_bench --against $(AGAINST) \

@@ -58,18 +58,21 @@ def time_replay(path: Path) -> float:
 
 
 _REPLAY_IN = ("import sys, time\nfrom collector.config import load_config\n"
-              "from collector.replay import replay\nstarted = time.perf_counter()\n"
+              "from collector.replay import replay\n"
+              "started, cpu = time.perf_counter(), time.process_time()\n"
               "replay([sys.argv[1]], load_config(environ={}))\n"
-              "print(time.perf_counter() - started)")
+              "print(time.perf_counter() - started, time.process_time() - cpu)")
 
 
-def time_replay_in(tree: Path, path: Path) -> float:
+def time_replay_in(tree: Path, path: Path, cpu: bool = False) -> float:
     """The replay of the checkout at ``tree``, in a fresh interpreter (same Python, same
-    installed dependencies)."""
+    installed dependencies): its wall seconds, or with ``cpu`` its process's CPU seconds (what
+    other processes on a shared machine disturb least)."""
     done = subprocess.run([sys.executable, "-c", _REPLAY_IN, str(path.resolve())], cwd=tree,
                           env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True,
                           text=True, check=True)
-    return float(done.stdout.strip().splitlines()[-1])
+    wall, seconds = done.stdout.strip().splitlines()[-1].split()
+    return float(seconds if cpu else wall)
 
 
 def time_json(lines: list[bytes]) -> float:

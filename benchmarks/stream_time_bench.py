@@ -8,15 +8,18 @@ Shapes (simulated logs of about ``--records`` records each, cached in .cache/):
   * sparse — one session every 9 minutes, over months (every record after a gap);
   * nights — a diurnal profile: quiet nights at 2 % of the day's peak;
   * lulls — the dense log with a 15-minute lull every 10,000 sessions' worth of time;
-  * skewed — the dense log with 5 % of clients' clocks off by up to ±1 h.
+  * skewed — the dense log with 5 % of clients' clocks off by up to ±1 h;
+  * front_ends — the dense log as real front ends send it: the web application searching as
+    you type (a record per debounced keystroke), a crawler and a synthetic monitor (issue 33).
 
 Each replay runs in a fresh interpreter (the real `replay` path: file read → engine → close),
 shapes and checkouts interleaved within each round (which checkout goes first alternating by
 round), so that machine noise hits all alike;
 ``--against DIR`` (another checkout, e.g. main in a `git worktree`) runs the same logs in the
-same rounds. Reported: the median µs per record of each shape, each shape's median ratio to
-dense (same run), and with ``--against`` each shape's median ratio of this checkout's time to
-the other's.
+same rounds; ``--cpu`` times each replay's CPU seconds instead of its wall time (on a machine
+shared with other work). Reported: the median µs per record of each shape, each shape's median
+ratio to dense (same run), and with ``--against`` each shape's median ratio of this checkout's
+time to the other's.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from pathlib import Path
 
 from benchmarks.collector_bench import CACHE, RECORDS_PER_SESSION, time_replay_in
 from collector.sources.simulator import SimulationSpec, Simulator
+from collector.sources.simulator.spec import Bot
 
-SHAPES = ("dense", "sparse", "nights", "lulls", "skewed")
+SHAPES = ("dense", "sparse", "nights", "lulls", "skewed", "front_ends")
 
 
 def _spec(shape: str, sessions: int) -> SimulationSpec:
@@ -41,6 +45,9 @@ def _spec(shape: str, sessions: int) -> SimulationSpec:
     if shape == "lulls":
         return SimulationSpec(seed=42, sessions=sessions, lulls=[
             (start, 900.0) for start in range(2000, int(sessions / 5), 2000)])
+    if shape == "front_ends":
+        return SimulationSpec(seed=42, sessions=sessions, type_ahead=frozenset({"web"}), bots=[
+            Bot.parse("crawler@web:25/m"), Bot.parse("monitor@legacy:1/m")])
     return SimulationSpec(seed=42, sessions=sessions)
 
 
@@ -82,6 +89,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--against", type=Path, metavar="DIR",
                         help="another checkout whose replay runs the same logs in the same rounds")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time each replay's CPU seconds, not its wall time (a shared machine)")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
     args = parser.parse_args()
 
@@ -96,12 +105,14 @@ def main() -> None:
             # here (by up to 10 %, the log in the page cache, the core warm).
             trees = [(here, ours), (args.against, theirs)] if args.against else [(here, ours)]
             for tree, times in trees[::-1] if n % 2 else trees:
-                times[shape].append(time_replay_in(tree, logs[shape]) / counts[shape] * 1e6)
+                seconds = time_replay_in(tree, logs[shape], args.cpu)
+                times[shape].append(seconds / counts[shape] * 1e6)
         print(f"round {n + 1}: " + ", ".join(
             f"{shape} {ours[shape][-1]:.2f} us" + (f" ({theirs[shape][-1]:.2f})"
                                                    if args.against else "")
             for shape in SHAPES), flush=True)
-    results: dict[str, object] = {"records": counts, "rounds": args.rounds, "shapes": {}}
+    results: dict[str, object] = {"records": counts, "rounds": args.rounds,
+                                  "clock": "cpu" if args.cpu else "wall", "shapes": {}}
     for shape in SHAPES:
         entry = {
             "us_per_record_median": round(statistics.median(ours[shape]), 3),

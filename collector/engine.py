@@ -867,6 +867,8 @@ class Engine:
         stats.records[kind][acc.LATE] += 1
         if outcome == acc.ORPHAN:
             stats.data_quality[acc.LATE_NOT_APPLIED] += 1
+            if kind == _EVENT:  # late or not, its search is not tracked: tracking health
+                stats.events_without_search[self.table.application.resolve(rec.application)] += 1
             self._dead_letter(raw, LATE,
                               f"{self.clock.watermark - ts:.3f}s behind the watermark")
 

@@ -4,6 +4,8 @@ application."""
 
 from __future__ import annotations
 
+from collector.ingest import accounting as acc
+
 
 def total(engine, name: str) -> float:
     return sum(getattr(s, name) for s in engine.table.series)
@@ -60,3 +62,12 @@ def test_a_tracking_outage_leaves_its_searches_untracked_not_abandoned(ubi, engi
     tracked = shop["searches"] - shop["untracked"]
     assert shop["clicked"] + shop["abandoned"] == tracked  # each tracked one clicked or not
     assert abs(shop["clicked"] / tracked - 0.5) < 0.08  # CTR ~ what people did, not 0.3
+
+
+def test_a_late_event_without_a_search_is_counted_too(ubi, engine):
+    """On time or behind the watermark, an event whose search is not tracked is one: a
+    restarted collector that finds an orphan late counts it as a clean run does."""
+    stream = [ubi.query(f"b{i}", f"item {i}", float(i), client=f"b{i}") for i in range(400)]
+    e = engine([*stream, ubi.event("lost", "click", 5, application="shop", client=None)])
+    assert e.stats.records[acc.EVENT][acc.LATE] == 1  # no client: no clock to move it by
+    assert dict(e.stats.events_without_search) == {"shop": 1}
