@@ -221,9 +221,10 @@ class KafkaCollector(ConsumerRebalanceListener):
             self.consumer.resume(*live)
 
     def checkpoint(self, timeout_s: float | None = None) -> bool:
-        """Persist counts with the offsets they cover, commit the safe offsets, then expose.
+        """Persist counts with the offsets they cover, expose them, commit the safe offsets.
         ``timeout_s``: the record's write and the group commit each wait at most that long
-        (the shutdown's); default: the running ones, the write given up once stopping."""
+        (the shutdown's); default: the running ones, the write given up once stopping. True
+        when the record was written (the checkpoint), even if the group commit failed."""
         offsets = {}
         partitions = {}
         snapshots = {}
@@ -245,17 +246,27 @@ class KafkaCollector(ConsumerRebalanceListener):
                                        self.stop_event)
             else:
                 self.checkpoints.write(partitions, view_to_dict(view), timeout_s)
-            if offsets:  # bounded: during a broker outage the loop must go on polling
-                commit_s = _COMMIT_TIMEOUT_S if timeout_s is None else timeout_s
-                self.consumer.commit(offsets, timeout_ms=int(commit_s * 1000))
         except KafkaError as error:
             self.health["commit_failures"] += 1
             log.warning("checkpoint failed, will retry: %s", error)
             return False
-        self.health["commits"] += 1
+        # Written: the next owner of a partition replays to these offsets, so what they cover
+        # is what this instance keeps of a partition revoked from now on, whatever the group
+        # commit does (a broker that stops between the two must not lose the counts between
+        # the last two checkpoints).
         for tp, snapshot in snapshots.items():
             self.parts[tp].checkpointed = snapshot
         self.exposed = view
+        if offsets:  # bounded: during a broker outage the loop must go on polling
+            commit_s = _COMMIT_TIMEOUT_S if timeout_s is None else timeout_s
+            try:
+                self.consumer.commit(offsets, timeout_ms=int(commit_s * 1000))
+            except KafkaError as error:
+                self.health["commit_failures"] += 1
+                log.warning("group commit failed (the checkpoint holds the offsets), will "
+                            "retry: %s", error)
+                return True
+        self.health["commits"] += 1
         return True
 
     # -- rebalance -------------------------------------------------------------------------
