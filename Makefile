@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 
 .PHONY: all demo install install-test setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
 	bench-interleaving bench-clicks bench-experiments bench-privacy bench-replay-store \
-	bench-shutdown bench-time \
+	bench-shutdown bench-time bench-replay-cpu \
 	kafka-up kafka-down help
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "make bench-replay-store - replay into a store: throughput, positions per flush (AGAINST=DIR)"
 	@echo "make bench-shutdown - collect's SIGTERM-to-exit with no broker / a killed one (AGAINST=DIR)"
 	@echo "make bench-time - replay cost by traffic shape: dense, sparse, nights, lulls, skewed, front_ends (AGAINST=DIR, CPU=1)"
+	@echo "make bench-replay-cpu - CPU time of searchpulse replay against another checkout (AGAINST=DIR)"
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
 	@echo "make bench-clicks - the click model's curve error against traffic, fit time"
@@ -96,6 +97,10 @@ bench-shutdown: install
 bench-time: install
 	$(PYTHON) -m benchmarks.stream_time_bench $(if $(AGAINST),--against $(AGAINST)) \
 		$(if $(CPU),--cpu) --json benchmarks/results/stream-time.json
+
+bench-replay-cpu: install
+	$(PYTHON) -m benchmarks.replay_cpu_bench --against $(AGAINST) \
+		--json benchmarks/results/replay-cpu.json
 
 bench-judged: install
 	$(PYTHON) -m benchmarks.judged_bench --json benchmarks/results/judged.json

@@ -235,6 +235,10 @@ PIPELINE_REASONS = (
     (Family(PREFIX + "retimed_records_total", "counter",
             "Records whose event time was corrected, by reason: their client's clock offset, or "
             "an event stamped before the search it names.", ("reason",)), "retimed"),
+    (Family(PREFIX + "future_records_total", "counter",
+            "Records stamped more than ordering.max_ahead_s past the wall clock while the "
+            "stream was not there, by kind: their clients' clocks run ahead; all retimed, none "
+            "moved the stream's time.", ("kind",)), "future"),
     (Family(PREFIX + "clock_corrected_clients_total", "counter",
             "Clients (per record kind) whose clock was found off and corrected, by how it was "
             "found: behind the stream, ahead of it, or an event far from its search.",

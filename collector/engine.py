@@ -2,23 +2,28 @@
 quality counts.
 
 Every source (file replay, simulator, Kafka) feeds ``Engine.process_all`` records in arrival
-order and calls ``close`` at the end of input. The engine owns no I/O beyond the dead-letter sink
-and never reads the wall clock: its time is the stream's own (``stream_clock``). Whatever the
-bytes, a record never raises out of it: it is counted and dead-lettered with a reason.
+order and calls ``close`` at the end of input. The engine owns no I/O beyond the dead-letter sink;
+its time is the stream's own (``stream_clock``). The wall clock bounds one thing only: a record
+stamped past it (by more than ``ordering.max_ahead_s``) while the stream is not there is from the
+future — no vote can make it the stream's time (_from_the_future). Whatever the bytes, a record
+never raises out of it: it is counted and dead-lettered with a reason.
 """
 
 from __future__ import annotations
 
+import time
 from bisect import insort
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from heapq import heappop, heappush
 from itertools import count
-from math import inf
+from math import ceil, inf
 
+from collector.clock.application_clock import ApplicationClocks, ArrivalPosition
 from collector.clock.arrival_clock import ArrivalClock
+from collector.clock.exposure_gaps import ExposureGaps
 from collector.clock.probation import AHEAD as HELD_AHEAD
-from collector.clock.probation import UNVOUCHED_S, HeldRecord, Probation
+from collector.clock.probation import QUORUM, UNVOUCHED_S, VOTES, HeldRecord, Probation
 from collector.clock.stream_clock import (
     AHEAD,
     EVENT_AHEAD,
@@ -58,6 +63,7 @@ _RELEASE_EVERY = 63  # release ready records every 64 arrivals (and at the end o
 # the order of application is the same, one call of _release serves many records
 LATE = "late"
 ORPHAN = "orphan"
+_SUSPECT = 2  # _expose: an exposure stamped further from its search than exposures are
 _QUERY, _EVENT = acc.QUERY, acc.EVENT
 # Query ids of buffered searches an exposure was applied ahead of, kept at most (then pruned
 # to the searches still buffered): bounds what searches that never come can leave behind.
@@ -76,10 +82,12 @@ class Engine:
         query_stats: QueryStats | None = None,
         judgments: JudgmentsFile | None = None,
         examination: ExaminationFile | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         """``judgments``: the judgment set to score live rankings against, ``examination``: the
         click model's curves, each shared by the engines of one process; default: the file of
-        ``judgments.file`` / ``clicks.examination_file``, when set."""
+        ``judgments.file`` / ``clicks.examination_file``, when set. ``wall_clock``: now, in
+        Unix seconds (tests fix it): what no record's stamp can be past (_from_the_future)."""
         self.config = config
         self.dead_letters = dead_letters or DiscardWithCount()
         self.stats = acc.PipelineStats()
@@ -124,14 +132,23 @@ class Engine:
         self.clock = StreamClock(config["ordering.lateness_s"],
                                  config["ordering.clock_tolerance_s"],
                                  config["ordering.max_ahead_s"], config["windows.attribution_s"],
-                                 self.stats)
+                                 self.stats, wall_clock)
         self.arrival_clock = ArrivalClock(config["ordering.clock_tolerance_s"])
+        # how long after their searches exposures are stamped: a client's event clock
+        self.exposure_gaps = ExposureGaps(config["ordering.clock_tolerance_s"])
+        # Each application's clock against the stream's, and the offsets of those found off:
+        # what every record of theirs is moved by first (usually none: one truth test).
+        self.applications = ApplicationClocks(config["ordering.clock_tolerance_s"])
+        self.app_offsets = self.applications.offsets
+        self._warm_position = ArrivalPosition()  # where the warm-up's queries were
         self.probation = Probation()
         # A vote for a held record is stamped at most this much before it: a query may lead
-        # the stream by max_ahead, an event its search's stream by twice the tolerance.
+        # the stream by max_ahead, an event its search's stream by the tolerance.
         self._slack = {_QUERY: config["ordering.max_ahead_s"],
-                       _EVENT: 2 * config["ordering.clock_tolerance_s"]}
+                       _EVENT: config["ordering.clock_tolerance_s"]}
         self.idle_s = config["ordering.idle_s"]
+        self.wall_clock = wall_clock
+        self.max_ahead = config["ordering.max_ahead_s"]
         # The event-time buffer: a calendar queue of 1 / TICKS s buckets (unsorted until
         # released; the watermark moves in whole buckets), ``order`` a heap of their numbers.
         # An append per record and one C sort per bucket instead of a heap push and pop.
@@ -150,6 +167,9 @@ class Engine:
         self.ahead = -inf
         self.last_arrival = -inf  # when the last record arrived (its Kafka timestamp), if known
         self.idle_from: float | None = None  # where the stream was when the source went idle
+        # Where a record from the future is moved to when nothing else says where the stream
+        # is (the first records of a stream): the median of the warm-up's others.
+        self._present = -inf
         self.closed = False
 
     # -- input -----------------------------------------------------------------------------
@@ -227,18 +247,24 @@ class Engine:
         (it settles the edge; one in a sample is the clock's, _sample_stamp)."""
         clock = self.clock
         probation = self.probation
+        if self.app_offsets and self.warmup is None:  # an application's clock is off
+            ts = self._aligned(ts, kind, rec)
         if probation.held:
             self._vote(ts, rec)
         if arrived is not None and (moved := self.arrival_clock.offset(kind, ts, arrived)
                                     ) is not None:
             if moved:  # off by its own arrival: put where it came
-                self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
+                self._retime(ts, moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
                 return
         elif not clock.low <= ts <= clock.high or (
                 (clock.skewed or probation.clients) and self._suspect(rec)):
             self._take_unfitted(ts, kind, raw, rec, arrived)
             return
-        if action != EXPOSURE or not self._expose(rec, ts):
+        if action == EXPOSURE and (exposed := self._expose(rec, ts)):
+            if exposed == _SUSPECT:  # not where its search puts an exposure: judged
+                self._take_unfitted(ts, kind, raw, rec, arrived)
+                return
+        else:
             entry = (ts, kind, rec.query_id, raw, next(self.arrival), rec)
             if kind == _QUERY:
                 self.pending.setdefault(rec.query_id, entry)
@@ -252,8 +278,82 @@ class Engine:
                 bucket.append(entry)
         if ts > self.settled:
             self.settled = ts
-        if not int(ts * 1000.0) & SAMPLE_MASK:
-            self._sample_stamp(ts)
+        if not int(ts * 1000.0) & SAMPLE_MASK:  # (placed by its arrival: not its application)
+            self._sample_stamp(ts, kind, rec, arrived is None or moved is None)
+
+    def _aligned(self, ts: float, kind: int, rec: WireRecord) -> float:
+        """A record of an application whose clock is off, moved onto the stream by that
+        application's offset (counted); any other as it is."""
+        shift = self.app_offsets.get(self._application_of(kind, rec))
+        if shift is None or not shift[kind]:
+            return ts
+        off = shift[kind]
+        self.stats.retimed[acc.APPLICATION_CLOCK] += 1
+        if off > self.max_ahead and self._from_the_future(ts):
+            self.stats.future[acc.KINDS[kind]] += 1
+        return ts - off
+
+    def _application_of(self, kind: int, rec: WireRecord) -> str | None:
+        """A record's application; an event that names none is of its search's (UBI's
+        page_exit), when the search was seen."""
+        application = rec.application
+        if application is not None or kind != _EVENT:
+            return application
+        entry = self.pending.get(rec.query_id)
+        if entry is not None:
+            return entry[5].application
+        target = self.sessions.searches.get(rec.query_id)
+        if target is None:
+            return None
+        search = target.search if target.__class__ is PageAlias else target
+        if search.record is not None:  # undecided: its query record
+            return search.record.application
+        return search.series.application if search.series is not None else None
+
+    def _sample_lead(self, ts: float, kind: int, rec: WireRecord, at: float) -> None:
+        """A sampled record's lead over where the stream was at its arrival (``at``), by its
+        raw stamp (``ts`` moved back by its application's offset): its application's clock."""
+        application = self._application_of(kind, rec)
+        applications = self.applications
+        before = applications.offset(application, kind)
+        if applications.sample(application, kind, ts + before - at,
+                               rec.client_id or rec.session_id):
+            change = applications.offset(application, kind) - before
+            if change > self.clock.tolerance:
+                self._realign_buffered(application, kind, change)
+            if self.probation.held:
+                self._realign_held(application, kind, change)
+
+    def _realign_buffered(self, application: str | None, kind: int, change: float) -> None:
+        """An application found ahead: its records buffered as stamped ahead of the stream
+        (within max_ahead, waiting for it) are moved by its offset too, so that each of its
+        sessions is on one clock."""
+        clock = self.clock
+        ahead = int((clock.edge + clock.tolerance) * TICKS)
+        moved = []
+        for number, bucket in self.buckets.items():
+            if number > ahead:
+                keep = []
+                for entry in bucket:
+                    if entry[1] == kind and self._application_of(kind, entry[5]) == application:
+                        moved.append(entry)
+                    else:
+                        keep.append(entry)
+                bucket[:] = keep
+        for ts, _, key, raw, _, rec in moved:
+            if kind == _QUERY and self.pending.get(key, (None,))[0] == ts:
+                del self.pending[key]
+            self._retime(ts, change, kind, raw, rec, acc.APPLICATION_CLOCK)
+
+    def _realign_held(self, application: str | None, kind: int, change: float) -> None:
+        """An application's offset changed: its records held on probation were held where the
+        old one put them; they are judged again where the new one does."""
+        moved = [record for record in self.probation.held if record.kind == kind
+                 and self._application_of(kind, record.rec) == application]
+        self.probation.release(moved)
+        for record in moved:
+            self.stats.retimed[acc.APPLICATION_CLOCK] += 1
+            self._admit(record.ts - change, kind, record.raw, record.rec, record.at)
 
     def _vote(self, ts: float, rec: WireRecord) -> None:
         """With records on probation, a record stamped where the clock stands is a vote of
@@ -261,7 +361,7 @@ class Engine:
         clock = self.clock
         if clock.current(ts):
             self._settle(self.probation.vote(ts, rec.client_id or rec.session_id,
-                                             clock.reach()))
+                                             clock.reach(), clock.event_reach()))
 
     def _suspect(self, rec: WireRecord) -> bool:
         """A record whose client's clock is known to be off, or whose client has records on
@@ -277,14 +377,19 @@ class Engine:
         if self.warmup is not None:
             self._keep_for_warmup(ts, kind, raw, rec, arrived)
         else:
+            if not int(ts * 1000.0) & SAMPLE_MASK:
+                self._sample_lead(ts, kind, rec, self.clock.edge)
             self._admit(ts, kind, raw, rec)
 
-    def _sample_stamp(self, ts: float) -> None:
+    def _sample_stamp(self, ts: float, kind: int, rec: WireRecord, lead: bool) -> None:
         """A record taken at its stamp and in the sample (``SAMPLE_MASK``) tells the
-        clock where the stream is; arrivals in the warm-up may make the clock ready, which
-        ends the warm-up."""
+        clock where the stream is, who is active in it and (``lead``: once there is a clock,
+        when its arrival did not place it) how its application's clock stands; arrivals in
+        the warm-up may make the clock ready, which ends the warm-up."""
         clock = self.clock
-        clock.sample(ts)
+        if lead and self.warmup is None:
+            self._sample_lead(ts, kind, rec, clock.edge)
+        clock.sample(ts, rec.client_id or rec.session_id)
         if self.warmup is not None and clock.ready:
             self._end_warmup(judge=True)
 
@@ -294,11 +399,16 @@ class Engine:
         clock as it stood at its arrival; every raw stamp is sampled, and the sample that
         makes the clock ready ends the warm-up."""
         clock = self.clock
-        self.warmup.append((ts, kind, raw, rec, clock.at_arrival(), arrived))
-        if kind == _QUERY:
-            clock.note_query(ts)
+        at = clock.at_arrival()
+        self.warmup.append((ts, kind, raw, rec, at, arrived))
+        arrived_at = self._warm_position.note(ts, kind == _QUERY)
+        if arrived_at is not None:  # every record's lead over the queries before it
+            self.applications.sample(self._application_of(kind, rec), kind, ts - arrived_at,
+                                     rec.client_id or rec.session_id)
+        if kind == _QUERY and at is not None and clock.fits(ts, at):  # where the stream is:
+            clock.note_query(ts)  # the edge and spread the next held records are judged by
         if not int(ts * 1000.0) & SAMPLE_MASK:  # before the clock: every raw stamp
-            clock.sample(ts)
+            clock.sample(ts, rec.client_id or rec.session_id)
             if clock.ready:
                 self._end_warmup(judge=True)
 
@@ -312,20 +422,20 @@ class Engine:
         client = (rec.client_id or rec.session_id) if judge else None
         if client:
             if not verdict and client in self.probation.clients:  # its client's record waits
-                self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
+                self._hold(self._held(ts, kind, raw, rec, client, at))
                 return
             offset = self._client_offset(ts, kind, raw, rec, client, at, verdict)
             if offset is None:  # held on probation
                 return
             if offset:
-                self._retime(ts - offset, kind, raw, rec, acc.CLIENT_OFFSET)
+                self._retime(ts, offset, kind, raw, rec, acc.CLIENT_OFFSET)
                 return
         clock = self.clock
         if ts < clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
             if at is None and not int(ts * 1000.0) & SAMPLE_MASK:  # (warm-up: sampled already)
-                clock.sample(ts)  # it stands as stamped: where the stream is
+                clock.sample(ts, client)  # it stands as stamped: where the stream is
             self._buffer(ts, kind, rec, raw, True)
 
     def _client_offset(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
@@ -343,7 +453,7 @@ class Engine:
             if offset is None:
                 return None
         elif offset:
-            offset = clock.revise(kind, client, ts, offset, search)
+            offset = clock.revise(kind, client, ts, offset, search, at)
         if (known is not None or offset or verdict) and ts - offset < clock.watermark:
             offset = clock.rejudge(kind, client, ts)
         return offset
@@ -356,25 +466,58 @@ class Engine:
         there too: other clients will say; None); once probation decided, it is ahead only
         if the votes said so."""
         clock = self.clock
+        by_gap = (self.exposure_gaps.offset(ts - search[0])
+                  if search is not None and ACTIONS.get(rec.action_name) == EXPOSURE else None)
+        if by_gap is not None:  # an exposure: its client's clock by its search's (exactly)
+            return clock.keep(kind, client, by_gap, EVENT_VS_SEARCH if by_gap else "")
         offset, reason = clock.judge(kind, client, ts, search, at)
         if reason == AHEAD or reason == EVENT_AHEAD:
             if not verdict:
-                self._hold(HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind]))
-                return None
+                if not self._from_the_future(ts):
+                    self._hold(self._held(ts, kind, raw, rec, client, at))
+                    return None
+                verdict = HELD_AHEAD  # no lull ends after now: no vote can make it the stream's
             if verdict != HELD_AHEAD:
                 offset, reason = 0.0, ""  # they said the stream is there
             elif reason == EVENT_AHEAD:
                 reason = EVENT_VS_SEARCH if search is not None else AHEAD
+        elif not offset and self._from_the_future(ts):  # the stream's first records: none
+            # says where it is but the others (or the edge, or now)
+            present = next(t for t in (self._present, clock.edge, self.wall_clock()) if t > -inf)
+            offset, reason = ts - present, AHEAD
         clock.keep(kind, client, offset, reason)
         return offset
 
-    def _retime(self, ts: float, kind: int, raw: bytes, rec: WireRecord, reason: str) -> None:
-        """A record at its corrected time ``ts``: it moves none of the stream's references."""
+    def _retime(self, stamp: float, offset: float, kind: int, raw: bytes, rec: WireRecord,
+                reason: str) -> None:
+        """A record at its corrected time (its ``stamp`` − ``offset``): it moves none of the
+        stream's references. One stamped in the future is counted as such."""
         self.stats.retimed[reason] += 1
+        if offset > 0 and self._from_the_future(stamp):
+            self.stats.future[acc.KINDS[kind]] += 1
+        ts = stamp - offset
         if ts < self.clock.watermark:
             self._apply_late(kind, rec, ts, raw)
         else:
             self._buffer(ts, kind, rec, raw, False)
+
+    def _from_the_future(self, ts: float) -> bool:
+        """Stamped more than ``max_ahead`` past the wall clock while the stream is not there:
+        no record can be stamped after now but by a clock that runs ahead. (A synthetic log
+        dated ahead of the wall clock is a stream of its own: its clock is past it, and its
+        records are judged by the stream's rules alone.)"""
+        bound = self.wall_clock() + self.max_ahead
+        return ts > bound and self.clock.median() <= bound
+
+    def _held(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
+              at: Reference | None) -> HeldRecord:
+        """A record to hold on probation: its votes come from other clients, and it stands
+        only on the votes of a real share (``QUORUM``) of the clients active where the
+        stream is — not of a few dozen records that arrived together (a burst of clocks
+        ahead vouches for itself)."""
+        edge = (at or self.clock.reference()).edge
+        need = ceil(QUORUM * self.clock.active_clients(edge - self.max_ahead))
+        return HeldRecord(ts, kind, raw, rec, client, at, self._slack[kind], max(VOTES, need))
 
     def _hold(self, record: HeldRecord) -> None:
         self._settle(self.probation.hold(record))
@@ -386,7 +529,7 @@ class Engine:
             for record in released:
                 self._admit(record.ts, record.kind, record.raw, record.rec, record.at,
                             verdict=record.verdict)
-            released = self.probation.ready(self.clock.reach())
+            released = self.probation.ready(self.clock.reach(), self.clock.event_reach())
 
     def _buffer(self, ts: float, kind: int, rec: WireRecord, raw: bytes,
                 standing: bool) -> None:
@@ -423,9 +566,11 @@ class Engine:
             ts = target.search.ts if target.__class__ is PageAlias else target.ts
         return ts, ts + self.sessions.attribution_s
 
-    def _expose(self, rec: WireRecord, ts: float) -> bool:
+    def _expose(self, rec: WireRecord, ts: float) -> int:
         """Apply an exposure (a third of all records) at once when its outcome is already
-        known — the one the buffer would give it — and say so; else it is buffered.
+        known — the one the buffer would give it — and say so (1); else it is buffered (0).
+        One stamped further from its search than exposures are (_SUSPECT) has its client's
+        event clock judged (collector/clock/exposure_gaps.py).
 
         An exposure only counts: accepted while its search is attributable, else an orphan.
         Its search applied: attributable at ``ts`` unless its window has closed by then. Its
@@ -433,20 +578,29 @@ class Engine:
         search): applied at or after the search, inside its window."""
         sessions = self.sessions
         key = rec.query_id
+        gaps = self.exposure_gaps
         target = sessions.searches.get(key)
         if target is not None:
+            if not gaps.low <= ts - target.ts <= gaps.high:
+                return _SUSPECT
+            if key != gaps.last:  # one per search
+                gaps.sample(key, ts - target.ts)
             if ts > target.ts + sessions.attribution_s:
-                return False
+                return 0
             self.stats.records[_EVENT][sessions.on_event(rec, ts)] += 1
-            return True
+            return 1
         entry = self.pending.get(key)
-        if entry is None or sessions.query_stats is not None:
-            return False
+        if entry is None:
+            return 0
         search_ts = entry[0]
+        if not gaps.low <= ts - search_ts <= gaps.high:
+            return _SUSPECT
+        if key != gaps.last:
+            gaps.sample(key, ts - search_ts)
         attrs = entry[5].query_attributes
-        if (ts > search_ts + sessions.attribution_s
+        if (sessions.query_stats is not None or ts > search_ts + sessions.attribution_s
                 or (attrs is not None and attrs.page is not None and attrs.page > 1)):
-            return False  # an orphan, or a page whose search may not be tracked
+            return 0  # an orphan, or a page whose search may not be tracked
         if ts < search_ts:  # stamped before its search: applied at it
             self.stats.retimed[acc.BEFORE_SEARCH] += 1
         early = sessions.exposed_early  # its search received an event: tracking health
@@ -454,7 +608,7 @@ class Engine:
             early.intersection_update(self.pending)
         early.add(key)
         self.stats.records[_EVENT][acc.ACCEPTED] += 1
-        return True
+        return 1
 
     def _end_warmup(self, judge: bool) -> None:
         """The clock exists: judge the held records' clients (``judge``), each against the
@@ -462,23 +616,65 @@ class Engine:
         a vote on the ones put on probation before it, as if it arrived now."""
         held, self.warmup = self.warmup or [], None
         clock, probation = self.clock, self.probation
+        if self.app_offsets:  # an application's clock is off: the warm-up again, realigned
+            held = self._realigned(held)
+        self.applications.restart()  # its leads were against the median, then the edge
+        self._learn_exposure_gaps(held)
         start = clock.start_of_stream()
+        before: list[float] = []  # the stamps of the records before each
+        fence = start.edge + clock.max_ahead  # the whole window's: past it is not the stream
+        bound = self.wall_clock() + self.max_ahead
+        present = sorted(ts for ts, *_ in held if ts <= bound)
+        self._present = present[len(present) // 2] if present else bound - self.max_ahead
         watermark, clock.watermark = clock.watermark, -inf
         try:
             for ts, kind, raw, rec, at, arrived in held:  # sampled as they arrived
-                if probation.held and clock.current(ts, at or start):
+                if at is None or at.edge > fence:  # no clock yet at its arrival, or one a
+                    at = clock.after_start(start, before)  # burst ahead made (its samples)
+                insort(before, ts)
+                if probation.held and clock.current(ts, at):
                     self._settle(probation.vote(ts, rec.client_id or rec.session_id,
-                                                clock.reach()))
+                                                clock.reach(), clock.event_reach()))
                 moved = (self.arrival_clock.judge(kind, ts, arrived)
                          if arrived is not None and judge else None)
                 if moved:  # off by its own arrival, now that the arrival clock can tell
-                    self._retime(ts - moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
+                    self._retime(ts, moved, kind, raw, rec, acc.ARRIVAL_CLOCK)
                 elif moved is None:
-                    self._admit(ts, kind, raw, rec, at or start, judge)
+                    # (too few samples to judge by: a record from the future is judged still)
+                    self._admit(ts, kind, raw, rec, at, judge or self._from_the_future(ts))
                 else:
                     self._buffer(ts, kind, rec, raw, True)
         finally:
             clock.watermark = watermark
+
+    def _learn_exposure_gaps(self, held: list) -> None:
+        """The warm-up's exposures against their searches (one per search): the typical gap
+        the warm-up's events are judged by (collector/clock/exposure_gaps.py)."""
+        gaps = self.exposure_gaps
+        searches = {rec.query_id: ts for ts, kind, _, rec, _, _ in held if kind == _QUERY}
+        for ts, kind, _, rec, _, _ in held:
+            key = rec.query_id
+            if (kind == _EVENT and key in searches and ACTIONS.get(rec.action_name) == EXPOSURE
+                    and key != gaps.last):
+                gaps.sample(key, ts - searches.pop(key))
+
+    def _realigned(self, held: list) -> list:
+        """The warm-up's records with those of applications found off moved by their
+        offsets, and the clock sampled again from them as they arrived (each with its clock
+        at arrival): no application's clock is the stream's."""
+        clock = self.clock
+        clock.restart()
+        realigned = []
+        for ts, kind, raw, rec, _, arrived in held:
+            ts = self._aligned(ts, kind, rec)
+            at = clock.at_arrival()
+            realigned.append((ts, kind, raw, rec, at, arrived))
+            if kind == _QUERY and at is not None and clock.fits(ts, at):
+                clock.note_query(ts)
+            if not int(ts * 1000.0) & SAMPLE_MASK:
+                clock.sample(ts, rec.client_id or rec.session_id)
+        clock.read()
+        return realigned
 
     # -- time ------------------------------------------------------------------------------
     def advance(self, now: float) -> None:

@@ -53,6 +53,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print_summary(summary)
     log.info("replayed %d records in %.2f s (%.0f records/s)", summary["records"], elapsed,
              summary["records"] / elapsed if elapsed else 0.0)
+    if summary["future_records"]:
+        log.warning("%d records were stamped after the wall clock (future_records): their "
+                    "clients' clocks run ahead and were corrected; none moved the stream's "
+                    "time or a store's days", summary["future_records"])
     if "input_error" in summary:  # what was read before it is counted above and kept
         log.error("%s", summary["input_error"])
         return EXIT_INPUT

@@ -26,7 +26,10 @@ from __future__ import annotations
 from collector.clock.stream_clock import Reference
 from collector.ingest.events import WireRecord
 
-VOTES = 3  # distinct other clients whose records decide a held record
+VOTES = 3  # distinct other clients whose records decide a held record, at least
+# … and for it to stand, this share of the clients active where the stream is (a dense
+# stream: dozens; a sparse one: VOTES): a burst of clocks ahead cannot vouch for itself
+QUORUM = 0.5
 CAP = 4096  # held records at most; past it the oldest is decided on its votes so far
 UNVOUCHED_S = 7 * 86400.0  # how far past the edge a record no vote came for may stand
 # Verdicts: the record stands as stamped, or its client's clock is ahead; or, undecided, it no
@@ -39,13 +42,14 @@ FITS = 3
 class HeldRecord:
     """One record on probation, with the votes of the records that arrived after it."""
 
-    __slots__ = ("ts", "kind", "raw", "rec", "client", "at", "slack", "votes_for",
+    __slots__ = ("ts", "kind", "raw", "rec", "client", "at", "slack", "need", "votes_for",
                  "votes_against", "voters", "verdict")
 
     def __init__(self, ts: float, kind: int, raw: bytes, rec: WireRecord, client: str,
-                 at: Reference | None, slack: float) -> None:
+                 at: Reference | None, slack: float, need: int = VOTES) -> None:
         self.ts = ts
         self.slack = slack  # a vote is for when stamped at most this much before it
+        self.need = need  # votes for it before it stands (QUORUM of the active clients)
         self.kind = kind
         self.raw = raw
         self.rec = rec
@@ -57,9 +61,14 @@ class HeldRecord:
         self.verdict = 0
 
     def decided(self) -> bool:
-        if self.votes_for >= VOTES:
+        """It stands once ``need`` clients voted for it, more than against; its client's
+        clock is ahead once ``VOTES`` voted against it, more than for. A burst of records
+        ahead vouches for its own first records, but the stream after it outvotes them
+        before they reach ``need``."""
+        votes_for, votes_against = self.votes_for, self.votes_against
+        if votes_for >= self.need and votes_for > votes_against:
             self.verdict = STANDS
-        elif self.votes_against >= VOTES:
+        elif votes_against >= VOTES and votes_against > votes_for:
             self.verdict = AHEAD
         return self.verdict != 0
 
@@ -90,7 +99,8 @@ class Probation:
             return []
         return self._release([self.held[0].on_the_votes_so_far()])
 
-    def vote(self, ts: float, client: str | None, reach: float) -> list[HeldRecord]:
+    def vote(self, ts: float, client: str | None, reach: float,
+             event_reach: float | None = None) -> list[HeldRecord]:
         """One arriving record's vote (raw stamp ``ts``) on every held record of another
         client; returns what is ready now (``ready``)."""
         decided = False
@@ -104,19 +114,22 @@ class Probation:
             else:
                 record.votes_against += 1
             decided = record.decided() or decided
-        return self.ready(reach) if decided else []
+        return self.ready(reach, event_reach) if decided else []
 
-    def ready(self, reach: float) -> list[HeldRecord]:
+    def ready(self, reach: float, event_reach: float | None = None) -> list[HeldRecord]:
         """The records that can go now, in arrival order: of each client, its oldest held
         record while it is decided or no longer ahead of ``reach`` (the stream's edge moved:
-        ``FITS``), then its next."""
+        ``FITS``; an event: of ``event_reach``, when given — an event may lead the stream by
+        less than a query), then its next."""
+        if event_reach is None:
+            event_reach = reach
         blocked: set[str] = set()
         out = []
         for record in self.held:
             if record.client in blocked:
                 continue
             if not record.verdict:
-                if record.ts > reach:
+                if record.ts > (event_reach if record.kind else reach):
                     blocked.add(record.client)
                     continue
                 record.verdict = FITS
@@ -128,6 +141,10 @@ class Probation:
         for stands only up to ``unvouched``."""
         return self._release([r if r.verdict else r.on_the_votes_so_far(unvouched)
                               for r in self.held])
+
+    def release(self, records: list[HeldRecord]) -> None:
+        """Let these go undecided (judged again elsewhere: their application's clock moved)."""
+        self._release(records)
 
     def newest(self) -> float:
         return max((r.ts for r in self.held), default=float("-inf"))

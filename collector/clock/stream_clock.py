@@ -44,9 +44,10 @@ and judges them once it exists, each against the median of the samples before it
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from itertools import pairwise
 from math import floor, inf
 from typing import NamedTuple
 
@@ -55,6 +56,7 @@ from collector.ingest.accounting import PipelineStats
 WINDOW = 128  # sampled record times the clock is the 90th percentile of
 RECENT = 16  # the last queries (sampled or not) the front and the edge are read from
 PROVISIONAL = 64  # samples a record held in the warm-up is judged against
+EARLY = 8  # records before one in the warm-up's first ones, to say it is behind them
 TICKS = 4  # the watermark moves in steps of 1 / TICKS s: the engine's buffer buckets
 SAMPLE_MASK = 7  # sampled: time in ms ≡ 0 (mod 8)
 _READ_MASK = 127  # the clock is read at a sixteenth of the samples
@@ -78,22 +80,42 @@ class Reference(NamedTuple):
     now: float
     edge: float
     front: float | None = None
+    reach: float = inf  # how far a query may be stamped and still say where the stream is
 
 
 NO_CLOCK = Reference(-inf, -inf, -inf)
 
 
 class StreamClock:
-    __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "now", "watermark",
-                 "low", "high", "spread", "_slack", "skewed", "_recent", "_block", "_block_max",
-                 "_edge", "_window", "_ordered", "_offsets", "_older", "_generation_end", "stats")
+    __slots__ = ("lateness", "tolerance", "max_ahead", "generation", "wall_clock", "now",
+                 "watermark", "low", "high", "spread", "_slack", "skewed", "_recent", "_block",
+                 "_block_max", "_edge", "_window", "_voices", "_ordered", "_offsets", "_older",
+                 "_generation_end", "stats")
 
     def __init__(self, lateness: float, tolerance: float, max_ahead: float,
-                 generation: float, stats: PipelineStats) -> None:
+                 generation: float, stats: PipelineStats,
+                 wall_clock: Callable[[], float] = lambda: inf) -> None:
         self.lateness = lateness
         self.tolerance = tolerance
         self.max_ahead = max_ahead
         self.generation = generation
+        self.wall_clock = wall_clock  # now (Unix seconds): the ceiling no bulk of it passes
+        self.skewed: set[str] = set()  # clients with an offset kept (any kind, either generation)
+        self._recent: deque[float] = deque(maxlen=RECENT)
+        self._window: deque[float] = deque()
+        self._voices: deque[str | None] = deque()  # the client of each sample in the window
+        self._ordered: list[float] = []
+        self.restart()
+        # Per kind (query, event) each client's offset; [_LEAD]: how far ahead of the stream a
+        # client's query clock runs while within max_ahead (its events may run as far).
+        self._offsets: tuple[dict[str, float], ...] = ({}, {}, {})
+        self._older: tuple[dict[str, float], ...] = ({}, {}, {})
+        self._generation_end = -inf
+        self.stats = stats  # clock_clients (offsets ≠ 0 by reason), clock_offsets (histogram)
+
+    def restart(self) -> None:
+        """No clock, no window, no edge: the warm-up's records are sampled again (realigned by
+        their applications' clocks, collector/clock/application_clock.py)."""
         self.now = -inf
         self.watermark = -inf
         # A record stamped within [low, high] fits the stream as it is: offset 0, no judging.
@@ -102,21 +124,27 @@ class StreamClock:
         # How far apart the last RECENT standing queries are: in a sparse stream the next
         # record is simply that much later, not ahead (0 until a block is seen: dense).
         self.spread = 0.0
-        self._slack = tolerance  # how far past the edge a record is taken as stamped
-        self.skewed: set[str] = set()  # clients with an offset kept (any kind, either generation)
-        self._recent: deque[float] = deque(maxlen=RECENT)
+        self._slack = self.tolerance  # how far past the edge a record is taken as stamped
+        self._recent.clear()
         # The edge: the newest query of the last one or two blocks of RECENT queries (O(1)).
         self._block = 0
         self._block_max = -inf
         self._edge = -inf
-        self._window: deque[float] = deque()
-        self._ordered: list[float] = []
-        # Per kind (query, event) each client's offset; [_LEAD]: how far ahead of the stream a
-        # client's query clock runs while within max_ahead (its events may run as far).
-        self._offsets: tuple[dict[str, float], ...] = ({}, {}, {})
-        self._older: tuple[dict[str, float], ...] = ({}, {}, {})
-        self._generation_end = -inf
-        self.stats = stats  # clock_clients (offsets ≠ 0 by reason), clock_offsets (histogram)
+        self._window.clear()
+        self._voices.clear()
+        self._ordered.clear()
+
+    def read(self) -> None:
+        """Read the clock from a window that is not full (a realigned warm-up whose samples
+        moved by a few milliseconds), when it has not been read yet."""
+        if self.now == -inf and self.provisional:
+            self.advance(_bulk_percentile(self._ordered, self._ceiling(), self.max_ahead))
+
+    def _ceiling(self) -> float:
+        """Past the wall clock by more than ``max_ahead``: no record of a stream is stamped
+        there while most of the window is not (a burst of records from the future, all
+        sampled when stamped in whole seconds, is a third of a warm-up's window)."""
+        return self.wall_clock() + self.max_ahead
 
     # -- the clock -------------------------------------------------------------------------
     @property
@@ -146,19 +174,21 @@ class StreamClock:
             self._slack = max(self.tolerance, self.spread)
             self.high = max(self.now, self._edge) + self._slack
 
-    def sample(self, ts: float) -> None:
-        """A record's raw stamp whose milliseconds are ≡ 0 (mod 8), whatever its client's
-        clock turns out to be: into the window. The clock is read when the window first fills
-        and then when they are ≡ 0 (mod 128), a sixteenth of the samples (by content, so a
-        replay reads it at the same records)."""
+    def sample(self, ts: float, client: str | None) -> None:
+        """A record's raw stamp whose milliseconds are ≡ 0 (mod 8), and its client: into the
+        window. The clock is read when the window first fills and then when they are ≡ 0
+        (mod 128), a sixteenth of the samples (by content, so a replay reads it at the same
+        records)."""
         ordered = self._ordered
         insort(ordered, ts)
         window = self._window
         window.append(ts)
+        self._voices.append(client)
         if len(window) > WINDOW:
             del ordered[bisect_left(ordered, window.popleft())]
+            self._voices.popleft()
         if len(window) == WINDOW and (not int(ts * 1000.0) & _READ_MASK or self.now == -inf):
-            self.advance(ordered[(WINDOW - 1) * 9 // 10])
+            self.advance(_bulk_percentile(ordered, self._ceiling(), self.max_ahead))
 
     def advance(self, now: float) -> bool:
         """Move the clock (never back): from the window, or without records (an idle source,
@@ -174,6 +204,26 @@ class StreamClock:
             self._rotate()
         return True
 
+    def active_clients(self, since: float) -> int:
+        """Distinct clients of the samples stamped from ``since`` on: who is active where the
+        stream is (at most ``WINDOW``; a sparse stream has few)."""
+        return len({client for ts, client in zip(self._window, self._voices, strict=True)
+                    if ts >= since and client is not None})
+
+    def median(self) -> float:
+        """The window's median: whether most of the stream is past the wall clock (a log
+        dated ahead) or not (a burst from the future is not); -inf before there are
+        ``PROVISIONAL`` samples past the wall clock (a few dozen records from the future among
+        a stream's first ones are not a stream dated ahead)."""
+        ordered = self._ordered
+        return ordered[len(ordered) // 2] if ordered and _dated_ahead(ordered, self._ceiling()) \
+            else -inf
+
+    @property
+    def edge(self) -> float:
+        """Where the stream has got to: the newest standing query of the last block or two."""
+        return max(self.now, self._edge)
+
     def reference(self) -> Reference:
         now = self.now
         return Reference(now, max(now, self._edge))
@@ -182,6 +232,11 @@ class StreamClock:
         """How far ahead a record may be stamped before it is judged ahead of the stream."""
         return max(self.now, self._edge) + max(self.max_ahead, self.spread)
 
+    def event_reach(self) -> float:
+        """How far ahead an event may be stamped before it is judged ahead of the stream (of
+        its search's time, which is where the stream is or behind it)."""
+        return max(self.now, self._edge) + max(self.tolerance, self.spread)
+
     def current(self, ts: float, at: Reference | None = None) -> bool:
         """A record stamped where the stream has got to (within the tolerance of its edge):
         a vote on the held records. A late or redelivered one says nothing of where the
@@ -189,18 +244,27 @@ class StreamClock:
         return ts >= (at.edge if at is not None else max(self.now, self._edge)) - self.tolerance
 
     def _front(self, now: float) -> float:
-        """Where a record arriving now belongs: the median of the recent queries."""
-        return max(now, _median(self._recent))
+        """Where a record arriving now belongs: the upper quartile of the recent queries
+        (arriving now, a record is as recent as the newest of them, not as their middle;
+        robust to a quarter of them stamped ahead)."""
+        recent = sorted(self._recent)
+        return max(now, recent[len(recent) * 3 // 4]) if recent else now
 
     def at_arrival(self) -> Reference | None:
         """For a record held in the warm-up: the median of the last (at most ``PROVISIONAL``)
         samples; None before ``PROVISIONAL // 4`` samples, when one client's burst could still
         be their majority."""
         window = self._window
-        if len(window) < PROVISIONAL // 4:
+        n = len(window)
+        if n < PROVISIONAL // 4:
             return None
-        now = _median(window[i] for i in range(max(0, len(window) - PROVISIONAL), len(window)))
-        return Reference(now, max(now, self._edge), self._front(now))
+        recent = sorted(window[i] for i in range(max(0, n - PROVISIONAL), n))
+        now, last = recent[len(recent) // 2], len(recent) - 1
+        edge = max(now, self._edge)
+        # how far apart the recent samples are, robustly (their quartiles' distance: a sixth
+        # of them an hour ahead do not make a dense stream sparse)
+        spread = recent[last * 3 // 4] - recent[last // 4]
+        return Reference(now, edge, self._front(now), edge + max(self.max_ahead, spread))
 
     def start_of_stream(self) -> Reference:
         """For the first held records, before ``at_arrival`` had enough samples: Tukey's
@@ -208,12 +272,25 @@ class StreamClock:
         robust to a quarter of outliers, wide in a sparse stream), moving a record to the
         first quartile. Nothing is behind the start of a stream: what came first may be
         followed by a lull of any length."""
-        ordered = self._ordered
+        ordered = _below(self._ordered, self._ceiling())
         if not ordered:
             return NO_CLOCK
         last = len(ordered) - 1
         low, high = ordered[last // 4], ordered[last * 3 // 4]
         return Reference(-inf, high + 1.5 * (high - low) - self.max_ahead, low)
+
+    def after_start(self, start: Reference, before: list[float]) -> Reference:
+        """``start_of_stream`` for a record that arrived after others (``before``: their
+        stamps, in order): once there are ``EARLY`` of them, it is behind when stamped more
+        than the tolerance before their median, and is moved to their 90th percentile (where
+        they have got to) — a lull after the first records is a lull after all of them, while
+        a record stamped hours before the records that arrived before it is its client's
+        clock."""
+        n = len(before)
+        fence = start.edge + self.max_ahead  # the whole window's: past it is not the stream
+        if n < EARLY or before[n // 2] > fence:  # (a burst ahead made most of them)
+            return start
+        return Reference(before[n // 2], start.edge, min(before[(n - 1) * 9 // 10], fence))
 
     # -- client offsets --------------------------------------------------------------------
     # Only clocks found off are kept: a record that fits the stream as stamped ([low, high])
@@ -259,10 +336,11 @@ class StreamClock:
         return offset
 
     def revise(self, kind: int, client: str, ts: float, offset: float,
-               search: tuple[float, float] | None) -> float:
+               search: tuple[float, float] | None, at: Reference | None = None) -> float:
         """A non-zero offset that does not explain this record while its stamp does came from
-        a poison first record: the client's clock is right after all."""
-        ref = self.reference()
+        a poison first record: the client's clock is right after all (judged against ``at``,
+        the warm-up's clock at its arrival, or the stream now)."""
+        ref = at or self.reference()
         if self._fits(ts - offset, search, ref, client) or not self._fits(ts, search, ref,
                                                                            client):
             return offset
@@ -295,7 +373,7 @@ class StreamClock:
         if ts > ref.edge + max(self.max_ahead, spread):
             return ts - self._moved_to(ref), AHEAD
         if kind and ts > (ref.edge + self._offsets[_LEAD].get(client, 0.0)
-                          + max(2 * self.tolerance, spread)):
+                          + max(self.tolerance, spread)):
             return ts - self._moved_to(ref), EVENT_AHEAD  # its search not seen yet
         if not kind:
             self._note_lead(client, ts, ref)
@@ -324,6 +402,12 @@ class StreamClock:
         if lead > self.tolerance and lead > self.spread:
             self._offsets[_LEAD][client] = lead
 
+    def fits(self, ts: float, at: Reference) -> bool:
+        """A query stamped where the stream is by ``at`` (the warm-up's clock at its arrival):
+        from the tolerance before it to its reach. Only those say where the edge is and how
+        far apart queries are: a sixth of the queries an hour ahead must not."""
+        return at.now - self.tolerance <= ts <= at.reach
+
     def _moved_to(self, ref: Reference) -> float:
         return ref.front if ref.front is not None else self._front(ref.now)
 
@@ -336,7 +420,10 @@ class StreamClock:
             if not start <= ts <= end:
                 return False
             edge = ref.edge + self._offsets[_LEAD].get(client, 0.0)
-            return ts <= max(edge, start) + max(2 * self.tolerance, self.spread)
+            # its own search the newest query: nothing later says where the stream is, and a
+            # click a minute after its search is a slow one (twice the tolerance)
+            slack = 2 * self.tolerance if start >= ref.edge else self.tolerance
+            return ts <= max(edge, start) + max(slack, self.spread)
         return ref.now - self.tolerance <= ts <= ref.edge + max(self.max_ahead, self.spread)
 
     def _rotate(self) -> None:
@@ -350,6 +437,62 @@ class StreamClock:
         for older in self._older:
             self.skewed.update(older)
         self._generation_end = self.now + self.generation
+
+
+def _below(ordered: list[float], ceiling: float) -> list[float]:
+    """The samples up to ``ceiling`` (the wall clock's), unless the stream is dated past it
+    (``_dated_ahead``: a synthetic log, its own stream); none, when all of a few are past it
+    (a burst from the future before any other record was sampled)."""
+    if not ordered or ordered[-1] <= ceiling or _dated_ahead(ordered, ceiling):
+        return ordered
+    return ordered[:bisect_right(ordered, ceiling)]
+
+
+def _dated_ahead(ordered: list[float], ceiling: float) -> bool:
+    """Most of the samples past ``ceiling``, and ``PROVISIONAL`` of them at least: a stream
+    dated ahead, not a burst from the future among a stream's first records (a burst stamped
+    in whole seconds is all sampled: dozens at most)."""
+    n = len(ordered)
+    return ordered[n // 2] > ceiling and n - bisect_right(ordered, ceiling) >= PROVISIONAL
+
+
+def _bulk_percentile(ordered: list[float], ceiling: float, gap: float) -> float:
+    """The 90th percentile of the window's bulk: of the samples within Tukey's upper fence
+    (third quartile + 1.5 × the quartiles' distance) and the wall clock's ceiling. Samples
+    further ahead — an application an hour ahead making a sixth of the records, in the warm-up
+    where every stamp is sampled — are not the stream, whatever their share up to a quarter
+    (past the wall clock: up to a half); a stream that did move (a lull's end) is a quarter of
+    the window a few dozen samples later."""
+    ordered = _below(ordered, ceiling)
+    if not ordered:
+        return -inf  # only a burst from the future so far: no clock yet
+    last = len(ordered) - 1
+    if ordered[last] - ordered[0] > gap:  # more than one cluster, maybe: the latest bulk
+        ordered = _latest_bulk(ordered, gap)
+        last = len(ordered) - 1
+    low, high = ordered[last // 4], ordered[last * 3 // 4]
+    fence = high + 1.5 * (high - low)
+    if ordered[last] <= fence:  # the common case: no sample past the fence
+        return ordered[last * 9 // 10]
+    return ordered[(bisect_right(ordered, fence) - 1) * 9 // 10]
+
+
+def _latest_bulk(ordered: list[float], gap: float) -> list[float]:
+    """The latest run of samples no two neighbours of which are further apart than ``gap``
+    (or ten times the window's lower-quartile gap, in a sparse stream) that holds a quarter
+    of them: a stream's own records are close together, clients off by days each by their
+    own amount are not — a majority of them leaves the bulk of right clocks a run of its
+    own. None holds a quarter (a sparse stream's sessions): the whole window."""
+    gaps = [b - a for a, b in pairwise(ordered)]
+    split = max(gap, 10 * sorted(gaps)[len(gaps) // 4])
+    quarter = len(ordered) // 4
+    end = len(ordered)
+    for i in range(len(gaps) - 1, -2, -1):
+        if i < 0 or gaps[i] > split:
+            if end - (i + 1) >= quarter:
+                return ordered[i + 1:end]
+            end = i + 1
+    return ordered
 
 
 def _median(values: Iterable[float]) -> float:

@@ -78,6 +78,7 @@ def replay_summary(engine: Engine) -> dict[str, Any]:
         late_events=stats.total(acc.LATE, acc.EVENT),
         late_queries=stats.total(acc.LATE, acc.QUERY),
         retimed_records=sum(stats.retimed.values()),
+        future_records=sum(stats.future.values()),
         duplicates=stats.total(acc.DUPLICATE),
         ignored_records=stats.total(acc.IGNORED),
     )

@@ -37,6 +37,7 @@ INVALID_LATENCY = "invalid_latency"
 CLIENT_OFFSET = "client_clock_offset"  # its client's clock offset against the stream
 BEFORE_SEARCH = "before_its_search"  # an event stamped before the search it names
 ARRIVAL_CLOCK = "arrival_clock"  # off by its own arrival (Kafka record timestamp)
+APPLICATION_CLOCK = "application_clock"  # its application's clock against the stream's
 
 _UNEXPECTED = re.compile(r"[^a-z0-9]+")
 
@@ -50,8 +51,8 @@ class PipelineStats:
     """Plain counters of the record pipeline; exposed by ``metrics.SearchpulseCollector``."""
 
     __slots__ = ("records", "invalid", "ignored", "data_quality", "dead_lettered", "retimed",
-                 "clock_clients", "clock_offsets", "events_without_search")
-    COUNTERS = ("invalid", "ignored", "data_quality", "dead_lettered", "retimed",
+                 "future", "clock_clients", "clock_offsets", "events_without_search")
+    COUNTERS = ("invalid", "ignored", "data_quality", "dead_lettered", "retimed", "future",
                 "clock_clients", "events_without_search")
 
     def __init__(self) -> None:
@@ -61,6 +62,8 @@ class PipelineStats:
         self.data_quality: Counter[str] = Counter()
         self.dead_lettered: Counter[str] = Counter()
         self.retimed: Counter[str] = Counter()  # records whose time was corrected, by reason
+        # records stamped past the wall clock while the stream was not, by kind (all retimed)
+        self.future: Counter[str] = Counter()
         self.clock_clients: Counter[str] = Counter()  # clients with an offset, by reason
         self.clock_offsets = Buckets(OFFSET_BUCKETS)  # |offset| of every (client, kind) judged
         # orphan events by their (capped) application label: tracking health per front end

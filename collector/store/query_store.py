@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from heapq import nlargest
 from itertools import islice
@@ -95,6 +96,8 @@ LANGUAGE sql IMMUTABLE AS $$
     GROUP BY k ORDER BY n DESC, k LIMIT keep) t
 $$"""
 
+# The newest day not after today, else (every day is after it) the newest one.
+_NEWEST_DAY = "SELECT COALESCE(MAX(CASE WHEN day <= ? THEN day END), MAX(day)) FROM {days}"
 _SUMS = ", ".join(f"SUM({c}) AS {c}" for c in _COLUMNS)
 _TOTALS = (f"SELECT application, query, {_SUMS}, COUNT(*) AS days, "
            f"MAX({_MARKS}) AS {_MARKS} FROM query_stats "
@@ -228,6 +231,9 @@ class QueryStore:
     binary = ""  # the collation that orders text by code point (SQLite's default)
     count_keys = "(SELECT COUNT(*) FROM json_each({}))"
     errors: tuple[type[Exception], ...] = ()
+    # Now, in Unix seconds (tests set their own): no day after it is the newest day, and none
+    # moves the retention cut-off (a record stamped in the future must not delete a real day).
+    wall_clock: Callable[[], float] = staticmethod(time.time)
 
     def __init__(self, url: str, db: Any, schema: tuple[str, ...],
                  items_per_flush: dict[str, int], read_only: bool,
@@ -242,7 +248,7 @@ class QueryStore:
             ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
             ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF),
             ("clients_of", _CLIENTS_OF), ("positions", _POSITIONS),
-            ("newest_day", "SELECT MAX(day) FROM store_days"),
+            ("newest_day", _NEWEST_DAY.format(days="store_days")),
             ("day", _INSERT_DAY), ("expire", "DELETE FROM query_stats WHERE day < ?"),
             ("expire_days", "DELETE FROM store_days WHERE day < ?"))}
         self.retention_days = retention_days
@@ -271,7 +277,8 @@ class QueryStore:
         try:
             self.db.cursor().execute("SELECT day FROM store_days LIMIT 0")
         except self.errors:  # written before the table: the newest day from every row
-            self._sql["newest_day"] = "SELECT MAX(day) FROM query_stats"
+            self._sql["newest_day"] = _NEWEST_DAY.format(days="query_stats").replace(
+                "?", self.placeholder)
         for column, kind in _ADDED:
             if column not in present:
                 default = "'{}'" if kind.startswith("TEXT") else "0"
@@ -307,9 +314,11 @@ class QueryStore:
         """Add rows (and record the offsets or the input positions they cover, the offsets
         with the id of their topic in ``topic_ids``) in one transaction, ``_CHUNK_ROWS`` at a
         time (``rows`` may stream from a spill); rows older than ``retention_days`` before
-        the newest day written are deleted in it."""
+        the newest day written — or before today, if that is earlier: a day past the wall
+        clock deletes nothing — are deleted in it."""
         days: dict[int, str] = {}
         rows = iter(rows)
+        today = int(self.wall_clock() // 86400)
         try:
             with self._transaction():
                 cursor = self.db.cursor()
@@ -317,11 +326,11 @@ class QueryStore:
                     cursor.executemany(self._sql["rows"], values)
                 if days:
                     cursor.executemany(self._sql["day"], [(day,) for day in days.values()])
-                cutoff = day_name(max(days) - self.retention_days) if days else ""
+                cutoff = day_name(min(max(days), today) - self.retention_days) if days else ""
                 expire = bool(self.retention_days) and cutoff > self._expired_before
                 if expire:
-                    # by the data's own time, not the wall clock: a replay of an old log
-                    # keeps what it writes
+                    # by the data's own time, bounded by the wall clock: a replay of an old
+                    # log keeps what it writes, a log dated ahead keeps it too
                     cursor.execute(self._sql["expire"], (cutoff,))
                     cursor.execute(self._sql["expire_days"], (cutoff,))
                 self._write_positions(cursor, offsets, group, inputs, topic_ids or {})
@@ -424,8 +433,10 @@ class QueryStore:
                          name="searches")
 
     def newest_day(self) -> date | None:
-        """The last day holding any aggregate: where the feedback job's period ends."""
-        frame = self._frame("newest_day", ())
+        """The last day holding any aggregate, and not after today (the wall clock's): where
+        the feedback job's period ends, whatever a record stamped in the future left. A store
+        whose every day is after today (a synthetic log dated ahead) ends on its last."""
+        frame = self._frame("newest_day", (day_name(int(self.wall_clock() // 86400)),))
         day = frame.iloc[0, 0]
         return date.fromisoformat(day) if isinstance(day, str) else None
 

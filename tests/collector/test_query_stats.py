@@ -303,6 +303,30 @@ def test_a_store_of_an_older_version_is_read_as_it_is_and_upgraded_by_a_writer(t
         ("2026-01-04",), ("2026-01-05",)]  # the writer filled in the days the store held
 
 
+def test_a_day_after_the_wall_clock_neither_prunes_a_day_nor_ends_the_period(store_url):
+    """Retention and the newest day are bounded by the wall clock: a row of 2199 (a record
+    whose clock ran ahead) deletes no real day and does not become where the feedback job's
+    period ends; a store whose every day is after today (a log dated ahead) ends on its
+    last day, and keeps every one of them."""
+    day = 20_458  # 2026-01-05, "today"
+    store = open_store(store_url, retention_days=2)
+    store.wall_clock = lambda: day * 86400.0 + 3600
+    store.add([((day, "web", "tent"), QueryRow(searches=1)),
+               ((day - 1, "web", "tent"), QueryRow(searches=1))])
+    store.add([((84_000, "web", "lamp"), QueryRow(searches=1))])  # 2199-12-26
+    assert store.newest_day() == date(2026, 1, 5)
+    reader = open_store(store_url, read_only=True)
+    reader.wall_clock = store.wall_clock
+    assert reader.newest_day() == date(2026, 1, 5)
+    assert sorted(r["day"] for r in reader.rows()) == ["2026-01-04", "2026-01-05", "2199-12-26"]
+    reader.close()
+    store.wall_clock = lambda: (day - 400) * 86400.0  # every day is after today
+    store.add([((day + 3, "web", "lamp"), QueryRow(searches=2))])
+    assert store.newest_day() == date(2199, 12, 26)
+    assert len({r["day"] for r in store.rows()}) == 4  # nothing pruned by days ahead
+    store.close()
+
+
 def test_the_newest_day_is_read_from_the_days_written_with_the_rows(store_url):
     """Every flush notes its rows' days in the same transaction, retention drops them with
     the rows, and the newest day is read from them: one lookup, not a scan of every row."""
@@ -322,6 +346,7 @@ def test_the_newest_day_is_read_from_the_days_written_with_the_rows(store_url):
     cursor.execute("SELECT day FROM store_days")
     assert [d for (d,) in cursor.fetchall()] == ["2026-01-08"]
     if store_url.startswith("sqlite"):
-        plan = store.db.execute(f"EXPLAIN QUERY PLAN {store._sql['newest_day']}").fetchall()
+        plan = store.db.execute(f"EXPLAIN QUERY PLAN {store._sql['newest_day']}",
+                                ("2026-01-08",)).fetchall()
         assert "query_stats" not in str(plan) and "store_days" in str(plan)
     store.close()

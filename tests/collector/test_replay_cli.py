@@ -21,7 +21,7 @@ REPLAY_KEYS = {
     "keystroke_records", "keystrokes_per_search", "automated_searches", "automated_share",
     "searches_with_events", "event_coverage", "untracked_searches",
     "records", "invalid_records", "orphan_events", "late_events", "late_queries", "retimed_records",
-    "duplicates", "ignored_records",
+    "future_records", "duplicates", "ignored_records",
     "by_application",
 }
 

@@ -106,7 +106,7 @@ class GroundTruth:
         result = overall.as_dict()
         result.update(records=self.records, invalid_records=self.invalid,
                       orphan_events=self.orphans, late_events=0, late_queries=0,
-                      retimed_records=0, duplicates=self.duplicates,
+                      retimed_records=0, future_records=0, duplicates=self.duplicates,
                       ignored_records=self.ignored)
         result["by_application"] = {app: t.as_dict() for app, t in sorted(by_app.items())}
         return result
