@@ -37,6 +37,7 @@ RANGE_MIN = ANCHOR_EVERY  # records: a repeat shorter than this is not a range
 HOLD = ANCHOR_EVERY - 1  # records read that wait for the next ones before they are decided
 REMEMBERED = 1 << 24  # records whose hash is kept (128 MiB): a range repeating a later one
 ALIGNMENTS = 16  # anchor positions of one hash a record equal to it is tried against
+_SHIFTS = 4  # other alignments a range being read keeps to go on along
 # is not recognised (a log of more than 16.7 million records, repeated whole, still is)
 
 Run = tuple[bool, list[bytes]]  # (repeated, records): decided records in input order
@@ -64,6 +65,10 @@ class Repeats:
         self.waiting_hashes: list[int] = []  # of those beyond REMEMBERED
         self.candidates: list[list[int]] = []  # [start, source start, length] not confirmed
         self.current: list[int] | None = None  # the confirmed range being read
+        # other earlier runs the range being read may follow (source − position of records
+        # in it equal to an anchor of another alignment): where its own earlier run ends, it
+        # goes on along one that holds all of its records (a copy of a copy, then the original)
+        self.shifts: list[int] = []
         self.ranges: list[Range] = []  # ranges found and ended
         self._unreleased = 0  # the first of them with records still waiting
         self.floor = 0  # no candidate reaches back before the end of the last range
@@ -149,8 +154,10 @@ class Repeats:
         a record equal to an anchor starts a candidate."""
         current = self.current
         if current is not None:
-            if self._hash_at(current[1] + current[2]) == value:
+            if self._hash_at(current[1] + current[2]) == value or self._realign(current, value):
                 current[2] += 1
+                if value in self.anchors:
+                    self._note_shifts(position, value, current[1] - current[0])
                 self._anchor_at(position, value)
                 return
             self._close_current()
@@ -163,11 +170,39 @@ class Repeats:
             # one the range follows (the newest ends where the oldest goes on)
             self._candidate(position, source)
             source, tries = self.earlier.get(source), tries - 1
+        if self.current is None and any(c[2] >= RANGE_MIN for c in self.candidates):
+            self._confirm(next(c for c in self.candidates if c[2] >= RANGE_MIN))
         self._anchor_at(position, value)
 
     def _anchor_at(self, position: int, value: int) -> None:
         if position % ANCHOR_EVERY == 0 and position < REMEMBERED:
             self._set_anchor(value, position)
+
+    def _note_shifts(self, position: int, value: int, shift: int) -> None:
+        """A record of the range being read equal to anchors: the alignments (source −
+        position) of those not of the range's own (``shift``), newest last, a few kept."""
+        source, tries = self.anchors.get(value), ALIGNMENTS
+        while source is not None and tries:
+            other = source - position
+            if other != shift and other not in self.shifts:
+                self.shifts.append(other)
+                del self.shifts[:-_SHIFTS]
+            source, tries = self.earlier.get(source), tries - 1
+
+    def _realign(self, current: list[int], value: int) -> bool:
+        """The range's earlier run ends here: it goes on along another earlier run that holds
+        every one of its records and this one too (checked record by record, once per end)."""
+        start, _, length = current
+        for shift in reversed(self.shifts):
+            source = start + shift
+            if source < 0 or self._hash_at(source + length) != value:
+                continue
+            if all(self._hash_at(source + i) == self._hash_at(start + i) is not None
+                   for i in range(length)):
+                current[1] = source
+                self.shifts.remove(shift)
+                return True
+        return False
 
     def _extend_candidates(self, value: int) -> None:
         """Each candidate whose next earlier record equals this one grows; the first to reach
@@ -176,12 +211,19 @@ class Repeats:
         for candidate in self.candidates:
             if self._hash_at(candidate[1] + candidate[2]) == value:
                 candidate[2] += 1
-                if candidate[2] >= RANGE_MIN:
-                    self.current = candidate
-                    self.candidates = []
-                    return
                 kept.append(candidate)
         self.candidates = kept
+        ready = next((c for c in kept if c[2] >= RANGE_MIN), None)
+        if ready is not None:
+            self._confirm(ready)
+
+    def _confirm(self, candidate: list[int]) -> None:
+        """``candidate`` is the range being read; the other candidates of it (another earlier
+        run) are alignments it may go on along."""
+        self.current = candidate
+        self.shifts = [c[1] - c[0] for c in self.candidates
+                       if c is not candidate and c[0] == candidate[0]][-_SHIFTS:]
+        self.candidates = []
 
     def _candidate(self, position: int, source: int) -> None:
         """A record equal to the anchor at ``source``: a run of its alignment, reaching back
@@ -194,12 +236,7 @@ class Repeats:
         while (position - back - 1 >= low and source - back - 1 >= 0
                and self._hash_at(position - back - 1) == self._hash_at(source - back - 1)):
             back += 1
-        candidate = [position - back, source - back, back + 1]
-        if candidate[2] >= RANGE_MIN:
-            self.current = candidate
-            self.candidates = []
-        else:
-            self.candidates.append(candidate)
+        self.candidates.append([position - back, source - back, back + 1])
 
     def _close_current(self) -> None:
         if self.current is not None:
@@ -207,6 +244,7 @@ class Repeats:
             self.ranges.append(Range(start, start + length, source))
             self.floor = start + length
             self.current = None
+            self.shifts = []
 
     def _release(self, until: int) -> list[Run]:
         """The waiting records before ``until`` (no candidate starts before it), split into

@@ -119,6 +119,11 @@ def test_a_short_repeat_is_no_range_and_a_log_without_one_names_none(lines, clea
 # a record a copy put at a second anchor, then a copy of the original's whole range: the
 # newest anchor's alignment ends after 32 records, the original's goes on (found by hypothesis)
 @example(seed=0, size=64, ranges=[(0.0, 0.5), (0.0, 1.0)], batches=[1], remembered=False)
+# … and one that follows the copy first, then the original where the copy ends
+@example(seed=0, size=128, ranges=[(0.0, 0.75), (0.0, 1.0)], batches=[1], remembered=False)
+# … and one whose original alignment was seen at an anchor inside the range only
+@example(seed=0, size=578, ranges=[(0.0, 0.6875), (0.75, 0.333984375)], batches=[1],
+         remembered=False)
 def test_ranges_are_found_whatever_the_batches(seed, size, ranges, batches, remembered,
                                                monkeypatch):
     """Distinct records with copies of earlier ranges appended: exactly the copies of at
