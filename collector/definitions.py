@@ -382,6 +382,9 @@ class Count:
 WITH_RESULTS = "searches_with_results"
 # Searches with results whose events could arrive: the denominator of every event-based rate.
 TRACKED = "tracked_searches_with_results"
+# Searches whose outcome could be known: the denominator of the reformulation rate (whether a
+# search was clicked before the next intent came is read from its events).
+TRACKED_SEARCHES = "tracked_searches"
 ALL_SEARCHES = "all_searches"
 COUNTS = {count.name: count for count in (
     Count("searches", SEARCHES.name, "searches"),
@@ -419,6 +422,9 @@ COUNTS = {count.name: count for count in (
     # Searches with results − untracked searches (docs/metrics.md, "Tracking health").
     Count(TRACKED, attribute="tracked_with_results",
           difference=(WITH_RESULTS, "untracked_searches")),
+    # Searches − untracked searches (docs/metrics.md, "Tracking health").
+    Count(TRACKED_SEARCHES, attribute=TRACKED_SEARCHES,
+          difference=("searches", "untracked_searches")),
     Count("clicks_beyond_results", CLICKS_BEYOND_RESULTS.name, "clicks_beyond_results"),
 )}
 
@@ -453,8 +459,9 @@ ZERO_RESULT_RATE = Rate("zero_result_rate", "zero_result_searches", "searches",
                         "Zero-result rate", "zero-result searches / searches", panel=2)
 CTR = Rate("ctr", "clicked_searches", TRACKED, "CTR",
            "clicked searches / tracked searches with results", panel=4)
-REFORMULATION_RATE = Rate("reformulation_rate", "reformulated_searches", "searches",
-                          "Reformulation rate", "reformulated searches / searches", panel=5)
+REFORMULATION_RATE = Rate("reformulation_rate", "reformulated_searches", TRACKED_SEARCHES,
+                          "Reformulation rate", "reformulated searches / tracked searches",
+                          panel=5)
 ABANDONMENT_RATE = Rate("abandonment_rate", "abandoned_searches", TRACKED,
                         "Abandonment rate", "abandoned searches / tracked searches with results",
                         panel=6)

@@ -61,9 +61,10 @@ def _experiment(rate: definitions.Rate, higher_is_better: bool, guardrail: str |
                 ) -> Rate:
     """An experiment rate of a definitions row, over its counts' unit-bucket attributes (a
     unit bucket holds tracked searches only — an untracked one is in none —, so its searches
-    with results are the tracked ones)."""
-    denominator = (WITH_RESULTS if rate.denominator == definitions.TRACKED
-                   else COUNTS[rate.denominator].attribute)
+    and searches with results are the tracked ones)."""
+    denominator = {definitions.TRACKED: WITH_RESULTS,
+                   definitions.TRACKED_SEARCHES: COUNTS["searches"].attribute}.get(
+        rate.denominator) or COUNTS[rate.denominator].attribute
     return Rate(rate.ratio, rate.noun, COUNTS[rate.numerator].attribute, denominator,
                 higher_is_better, guardrail)
 

@@ -31,8 +31,9 @@ REFORMULATES = 256  # it reformulates ``before`` (judged at its arrival, counted
 CLICK_COUNTED = 512  # its first click is counted
 CONVERSION_COUNTED = 1024  # its first conversion is counted
 EARLY = 2048  # decided when the user acted on it, before its deadline (tracking reads it then)
+UNTRACKED = 4096  # decided while its application's events were not arriving: outcome unknown
 ACTED = CLICKED | CONVERTED | PAGED  # what the user did with it: never a keystroke
-PAGE_SHIFT = 12
+PAGE_SHIFT = 13
 
 # An exposure applied before its search's decision, for its store row then: (the event, whether
 # it is on the first page). Clicks, conversions and next pages decide their search at once.

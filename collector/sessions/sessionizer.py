@@ -62,6 +62,7 @@ from collector.sessions.search import (
     PAGE_SHIFT,
     PAGED,
     REFORMULATES,
+    UNTRACKED,
     ZERO_RESULT,
     PageAlias,
     Search,
@@ -252,6 +253,7 @@ class Sessionizer:
         if not flags & (ZERO_RESULT | EARLY) and self.tracking.observe(series.application,
                                                                          flags & EVENTED != 0):
             series.untracked += 1
+            search.flags |= UNTRACKED
             search.held = None
         else:
             self._tracked(search, record, series, flags, hits, scored, latency)
@@ -288,8 +290,8 @@ class Sessionizer:
         """``before`` was reformulated by the next intent, of query ``normalized``: counted by
         kind (``before`` is a person's intent decided earlier: it has its series)."""
         series = before.series
-        if series is None:  # a keystroke revived by a click, decided out of its chain
-            return
+        if series is None or before.flags & UNTRACKED:  # a keystroke revived by a click,
+            return  # decided out of its chain; or untracked: whether it was clicked is unknown
         series.reformulated[reformulation_kind(before.normalized, normalized)] += 1
         if before.unit is not None:
             before.unit.reformulated += 1

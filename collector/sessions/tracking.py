@@ -3,12 +3,15 @@
 A front end that stops sending events (a deploy that drops the click beacon, a consent banner,
 an ad blocker) looks like people who stopped clicking. Each application's **event coverage** —
 the share of its searches with results that received any event by their decision — is watched
-over its last ``WINDOW`` decided searches against its own usual coverage (an average over
-``BASELINE`` searches, learned while its tracking works). When the recent coverage falls below
-``tracking.untracked_below`` of the usual one, a search decided without any event is
-**untracked** (docs/metrics.md, "Tracking health"): it is a search (its query record came), but
-what it led to is unknown — in no event-based rate's denominator, store row or experiment
-statistic. Tracking counts as restored once the recent coverage is back at half the usual.
+over its last ``WINDOW`` decided searches against its own usual coverage (an average over the
+``BASELINE`` searches before those, learned while its tracking works: the searches being judged
+never pull the usual down with them, so an outage is judged against the coverage before it).
+When the recent coverage falls below ``tracking.untracked_below`` of the usual one, a search
+decided without any event is **untracked** (docs/metrics.md, "Tracking health"): it is a search
+(its query record came), but what it led to is unknown — in no event-based rate's denominator
+(the reformulation rate's too: whether it was clicked before the next intent is unknown), store
+row or experiment statistic. Tracking counts as restored once the recent coverage is back at
+half the usual.
 
 The hot path: one dict lookup and a few integer operations per decided search with results.
 """
@@ -49,15 +52,18 @@ class TrackingHealth:
         coverage = self.applications.get(application)
         if coverage is None:
             coverage = self.applications[application] = Coverage()
-        recent = coverage.recent = (coverage.recent << 1 | evented) & _MASK
-        coverage.seen += 1
+        before = coverage.recent
+        recent = coverage.recent = (before << 1 | evented) & _MASK
+        seen = coverage.seen = coverage.seen + 1
         share = recent.bit_count() / WINDOW
         if coverage.broken:
             if share >= RESTORED * coverage.usual:
                 coverage.broken = False
             return not evented and coverage.broken
-        coverage.usual += (evented - coverage.usual) / BASELINE
-        if (coverage.seen >= WARMUP and coverage.usual >= MIN_USUAL
+        if seen > WINDOW:  # the search leaving the recent window joins the usual coverage
+            left = before >> (WINDOW - 1) & 1  # (a mean of the first ones, then an EWMA)
+            coverage.usual += (left - coverage.usual) / min(seen - WINDOW, BASELINE)
+        if (seen >= WARMUP and coverage.usual >= MIN_USUAL
                 and share < self.untracked_below * coverage.usual):
             coverage.broken = True
             return not evented

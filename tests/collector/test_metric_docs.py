@@ -74,5 +74,8 @@ def test_every_count_a_rate_divides_is_an_exposed_series_or_derived():
     assert d.CTR.ratio == "clicked_searches_per_tracked_searches_with_results"
     counts = {"searches": 10, "zero_result": 3, "untracked": 2, "clicked": 2}
     assert d.rate_of(counts, d.CTR) == 2 / 5
+    assert d.rate_of({"searches": 10, "untracked": 2, "reformulated": 2},
+                     d.REFORMULATION_RATE) == 2 / 8
+    assert d.REFORMULATION_RATE.ratio == "reformulated_searches_per_tracked_searches"
     assert d.rate_of({"searches": 6, "automated_searches": 2}, d.AUTOMATED_SHARE) == 2 / 8
     assert d.rate_of({"searches": 0, "automated_searches": 0}, d.AUTOMATED_SHARE) is None

@@ -71,3 +71,26 @@ def test_a_late_event_without_a_search_is_counted_too(ubi, engine):
     e = engine([*stream, ubi.event("lost", "click", 5, application="shop", client=None)])
     assert e.stats.records[acc.EVENT][acc.LATE] == 1  # no client: no clock to move it by
     assert dict(e.stats.events_without_search) == {"shop": 1}
+
+
+def test_an_untracked_search_is_not_read_as_reformulated(ubi, engine):
+    """A search reformulated is one not clicked before the next intent: during an outage that
+    is unknown, so an untracked search reformulates nothing and the reformulation rate divides
+    by the tracked searches — shop's rate stays the people's 25 %, as blog's, not ~35 %."""
+    records = []
+    for n in range(3000):
+        app, at, client = ("shop", "blog")[n % 2], 4.0 * n, f"c{n}"
+        outage = app == "shop" and 1000 <= n < 2200
+        records.append(ubi.query(f"q{n}", f"query {n % 50}", at, client=client, app=app))
+        if n % 4 < 2 and not outage:  # half of the first searches clicked
+            records.append(ubi.click(f"q{n}", at + 1, client=client))
+        records.append(ubi.query(f"r{n}", f"other {n % 40}", at + 2, client=client, app=app))
+    e = engine(records)
+    rates = {}
+    for app in ("shop", "blog"):
+        series = [s for s in e.table.series if s.application == app]
+        reformulated = sum(sum(s.reformulated.values()) for s in series)
+        tracked = sum(s.searches - s.untracked for s in series)
+        rates[app] = reformulated / tracked
+    assert rates["blog"] == 0.25
+    assert abs(rates["shop"] - 0.25) < 0.02, rates
