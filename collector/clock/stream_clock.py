@@ -270,14 +270,17 @@ class StreamClock:
         """For the first held records, before ``at_arrival`` had enough samples: Tukey's
         upper fence of the whole window (third quartile + 1.5 × the quartiles' distance,
         robust to a quarter of outliers, wide in a sparse stream), moving a record to the
-        first quartile. Nothing is behind the start of a stream: what came first may be
-        followed by a lull of any length."""
+        first quartile; or, when the window goes on past that fence in steps of at most the
+        tolerance (_continued), its edge is the last sample so reached. Nothing is behind the
+        start of a stream: what came first may be followed by a lull of any length."""
         ordered = _below(self._ordered, self._ceiling())
         if not ordered:
             return NO_CLOCK
         last = len(ordered) - 1
         low, high = ordered[last // 4], ordered[last * 3 // 4]
-        return Reference(-inf, high + 1.5 * (high - low) - self.max_ahead, low)
+        fence = high + 1.5 * (high - low)
+        return Reference(-inf, max(fence - self.max_ahead,
+                                   _continued(ordered, fence, self.tolerance)), low)
 
     def after_start(self, start: Reference, before: list[float]) -> Reference:
         """``start_of_stream`` for a record that arrived after others (``before``: their
@@ -437,6 +440,17 @@ class StreamClock:
         for older in self._older:
             self.skewed.update(older)
         self._generation_end = self.now + self.generation
+
+
+def _continued(ordered: list[float], fence: float, step: float) -> float:
+    """The last sample reached from those up to ``fence`` through samples at most ``step``
+    apart: a stream that thins out after a busy start (a crowd, then one bot every few
+    seconds) goes on past the quartiles' fence, while a burst ahead (a clock minutes to years
+    off) is a jump that a few clients' scattered stamps do not bridge."""
+    i = bisect_right(ordered, fence)
+    while 0 < i < len(ordered) and ordered[i] - ordered[i - 1] <= step:
+        i += 1
+    return ordered[i - 1] if i else fence
 
 
 def _below(ordered: list[float], ceiling: float) -> list[float]:

@@ -125,3 +125,35 @@ def test_generated_worlds_count_one_search_per_intent_and_bots_apart(world, engi
            "reformulated": sum(sum(s.reformulated.values()) for s in series),
            "automated": sum(sum(s.automated.values()) for s in series)}
     assert got == expected(world)
+
+
+def test_a_crowd_then_one_crawler_alone_keeps_the_crawler_apart(engine):
+    """A stream that thins out after its start (the hypothesis world that found it): five
+    people and a fast crawler in the first 80 s, then a slower crawler alone with a monitor.
+    The slower crawler's records past the warm-up's quartiles go on from the crowd's, 5 s
+    apart: they are the stream, not a clock ahead (retimed, they were read as people)."""
+    ubi, world = UBI(), World()
+    people = [[0.0], [0.0, 4.0, 5.0, 29.0, 53.0, 80.0], [0.0], [0.0, 21.5, 42.5, 63.5],
+              [0.0, 21.0, 42.0, 63.0]]
+    for person, times in enumerate(people):
+        for n, at in enumerate(times):
+            text = WORDS[person * 8 + n]
+            world.records.append(ubi.query(f"p{person}-{n}", text, at, client=f"p{person}"))
+            world.intents.append((f"p{person}", Intent(text, at, False)))
+    for bot, count, every, start in (("b0", 74, 1.0, 0.0), ("b1", 40, 5.0, 2.0)):
+        for n in range(count):
+            world.records.append(ubi.query(f"{bot}-{n}", CRAWLED[n], start + n * every,
+                                           client=bot))
+        world.automated += count
+    for n in range(102):
+        world.records.append(ubi.query(f"m{n}", "status page", n * 35.0 + n % 3,
+                                       client="monitor"))
+        world.automated += 1
+    e = engine(sorted(world.records, key=lambda raw: raw.split(b'"timestamp": ')[1][:16]))
+    series = e.table.series
+    assert dict(e.stats.retimed) == {}
+    assert {"searches": sum(s.searches for s in series),
+            "automated": sum(sum(s.automated.values()) for s in series),
+            "reformulated": sum(sum(s.reformulated.values()) for s in series),
+            } == {key: value for key, value in expected(world).items()
+                  if key in ("searches", "automated", "reformulated")}
