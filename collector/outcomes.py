@@ -7,7 +7,6 @@ exactly the definitions written in docs/metrics.md.
 
 from __future__ import annotations
 
-import sys
 import unicodedata
 
 from rapidfuzz.distance import Levenshtein
@@ -28,8 +27,11 @@ SILENT = "silent"
 AUTOMATED_REASONS = (DECLARED, RATE, REPETITIVE, SILENT)
 
 # Every Unicode punctuation character plus whitespace: what normalization strips at both ends.
+# Unicode has punctuation in its first two planes only (tests/collector/test_outcomes.py holds
+# this to the whole range): scanning those is 0.03 s of every command's start, not 0.23 s.
+PUNCTUATION_PLANES = 0x20000
 _EDGE = "".join(
-    chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")
+    chr(c) for c in range(PUNCTUATION_PLANES) if unicodedata.category(chr(c)).startswith("P")
 ) + " \t\n\r\x0b\x0c"
 
 
