@@ -1,13 +1,15 @@
 """Personal data as an attacker or an unusual keyboard writes it: invisible characters inside,
 other dashes and spaces as separators, digits of other scripts, spoken e-mails. Shared by the
 detectors' property tests (tests/collector/test_personal_data.py) and the end-to-end test of
-every exit path (tests/test_privacy.py)."""
+every exit path (tests/test_privacy.py), with the text of a page as a browser's parser reads
+it."""
 
 from __future__ import annotations
 
 import random
 import sys
 import unicodedata
+from html.parser import HTMLParser
 
 # One needle per detector (and per spoken language of an e-mail), with the reason it must get.
 NEEDLES = {
@@ -79,3 +81,20 @@ def variants(rng: random.Random, per_needle: int = 3) -> list[tuple[str, str]]:
         mixed = in_script(text.replace("-", "\u2013").replace(" ", "\u00a0"), "\u0660")
         out.append((with_invisible(mixed, rng, 3), reason))
     return out
+
+
+class _PageText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.data.append(data)
+
+
+def page_text(page: str) -> list[str]:
+    """The text runs of ``page`` as ``html.parser`` reads them."""
+    parser = _PageText()
+    parser.feed(page)
+    parser.close()
+    return parser.data

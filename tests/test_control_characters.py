@@ -10,7 +10,6 @@ import io
 import json
 import re
 from dataclasses import replace
-from html.parser import HTMLParser
 
 import pandas as pd
 from hypothesis import given
@@ -32,6 +31,7 @@ from feedback.candidates import handoff
 from feedback.candidates.outputs import CANDIDATE_COLUMNS, write_candidates
 from feedback.candidates.strata import write_strata_csv
 from feedback.pages.page import document
+from tests.hostile_text import page_text
 
 HOSTILE = ["q\x00nul", "\x1b[31mred", "tab\there", "cr\rlf\nline", "del\x7f c1\x9b[0m",
            "=cmd\x00"]
@@ -83,24 +83,14 @@ def test_trec_topics_one_line_of_two_fields_per_topic(tmp_path):
     assert applications.splitlines()[0] == "t0\tapp\\x1b0"
 
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.data: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.data.append(data)
-
-
 def test_pages_by_html_parser():
     from html import escape
 
     page = document("report \x1b[2J", "".join(f"<p>{escape(q)}</p>" for q in HOSTILE))
     assert not RAW_IN_HTML.search(page)
-    parsed = _Text()
-    parsed.feed(page)
-    assert "report \\x1b[2J" in parsed.data
-    assert "q\\x00nul" in parsed.data and "del\\x7f c1\\x9b[0m" in parsed.data
+    data = page_text(page)
+    assert "report \\x1b[2J" in data
+    assert "q\\x00nul" in data and "del\\x7f c1\\x9b[0m" in data
 
 
 def test_label_values_by_prometheus_client_s_parser():

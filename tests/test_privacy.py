@@ -13,7 +13,6 @@ import logging
 import random
 import re
 import time
-from html.parser import HTMLParser
 
 import pytest
 
@@ -25,7 +24,7 @@ from collector.privacy.canonical import canonical
 from collector.replay import exposition, replay
 from collector.store.query_store import open_store
 from tests.conftest import UBI
-from tests.hostile_text import variants
+from tests.hostile_text import page_text, variants
 
 # Personal data of every kind the detectors know, written as people type it.
 PERSONAL = {
@@ -76,6 +75,12 @@ def records(ubi: UBI, start: float = 0.0) -> list[bytes]:
     return out
 
 
+# Every text read at the one release a replay makes, however loaded the machine (the scan
+# budget is tests/collector/test_query_release.py's subject, not this one's: under load, a cold
+# first release withheld 3 of these queries as not_scanned_yet).
+_EVERY_TEXT_READ = load_config(environ={}, overrides={"privacy.scan_budget_ms": 60_000})
+
+
 @pytest.fixture(scope="module")
 def exits(tmp_path_factory) -> dict[str, str]:
     """The text of every exit path after replay (with store and dead letters) and feedback."""
@@ -87,7 +92,7 @@ def exits(tmp_path_factory) -> dict[str, str]:
     handler = _Capture()
     logging.getLogger().addHandler(handler)
     try:
-        replay([str(log)], load_config(environ={}), metrics_out=str(metrics), store=store)
+        replay([str(log)], _EVERY_TEXT_READ, metrics_out=str(metrics), store=store)
         out = directory / "out"
         assert main(["feedback", "--store", store, "--out", str(out), "--json",
                      "--set", "feedback.min_searches=1"]) == EXIT_OK
@@ -306,7 +311,7 @@ def hostile_exits(tmp_path_factory) -> dict[str, str]:
     log.write_bytes(b"\n".join(stream) + b"\n")
     store = f"sqlite:///{directory / 'aggregates.db'}"
     metrics = directory / "metrics.txt"
-    replay([str(log)], load_config(environ={}), metrics_out=str(metrics), store=store)
+    replay([str(log)], _EVERY_TEXT_READ, metrics_out=str(metrics), store=store)
     out = directory / "out"
     assert main(["feedback", "--store", store, "--out", str(out),
                  "--set", "feedback.min_searches=1"]) == EXIT_OK
@@ -340,15 +345,6 @@ def test_hidden_personal_data_is_withheld_by_its_reason_on_metrics(hostile_exits
     assert None not in expected and withheld == expected
 
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.data: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.data.append(data)
-
-
 def test_control_characters_leave_by_no_path_raw(hostile_exits):
     """Normalized, a control character is a space: the query is shown, and each file, read
     by its own reader, holds it without one."""
@@ -365,6 +361,4 @@ def test_control_characters_leave_by_no_path_raw(hostile_exits):
     topics = [line.split("\t") for line in hostile_exits["trec/topics.tsv"].splitlines()]
     assert all(len(fields) == 2 for fields in topics)
     assert set(CONTROLS.values()) <= {query for _, query in topics}
-    page = _Text()
-    page.feed(hostile_exits["report.html"])
-    assert not any(_RAW_CONTROL.search(data) for data in page.data)
+    assert not any(_RAW_CONTROL.search(data) for data in page_text(hostile_exits["report.html"]))

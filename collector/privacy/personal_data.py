@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING
 
 import re2
 
-from collector.privacy import canonical as canonical_form
 from collector.privacy import check_digits
-from collector.privacy.canonical import canonical
+from collector.privacy.canonical import canonical, prepare
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
     from collector.config import Config
@@ -366,7 +365,7 @@ class PersonalData:
         self._shapes.Compile()
         self._compiled = [_compile(d.shape) if d.check else None for d in self.detectors]
         self.max_chars = max_chars
-        canonical_form.prepare()
+        prepare()  # the canonical form's table: not within the first release's budget
         self._cache: dict[str, str | None] = {}
         self._cache_size = cache_size
 
@@ -391,8 +390,7 @@ class PersonalData:
             return TOO_LONG
         text = canonical(text)  # invisible characters, other digits and dashes: what is read
         if not self.custom and _DIGITS.isdisjoint(text) and _HINT_CHARACTERS.isdisjoint(text):
-            lowered = text.lower()
-            if not any(word in lowered for word in _HINT_WORDS):
+            if not any(map(text.lower().__contains__, _HINT_WORDS)):
                 return None  # C-level checks first: most queries end here, without RE2
         shapes = self._shapes.Match(text)
         if shapes is None:
