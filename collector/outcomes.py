@@ -36,12 +36,18 @@ _EDGE = "".join(
 
 
 MAX_QUERY_CHARS = 1000  # a query is its first thousand characters: no rule runs on more
+# Control characters (C0, DEL, C1) separate words as whitespace does: a NUL or an ESC from a
+# broken front end never becomes part of a query (nor of a label, a file or a page).
+_CONTROLS = dict.fromkeys((*range(0x20), *range(0x7F, 0xA0)), " ")
 
 
 def normalize_query(text: str) -> str:
-    """NFKC, casefold, whitespace collapsed, leading and trailing punctuation stripped, cut at
-    ``MAX_QUERY_CHARS`` (a megabyte of "query" costs no more than a long one downstream)."""
+    """NFKC, casefold, control characters as spaces, whitespace collapsed, leading and
+    trailing punctuation stripped, cut at ``MAX_QUERY_CHARS`` (a megabyte of "query" costs no
+    more than a long one downstream)."""
     folded = unicodedata.normalize("NFKC", text[:4 * MAX_QUERY_CHARS]).casefold()
+    if not folded.isprintable():  # (most queries: one pass in C)
+        folded = folded.translate(_CONTROLS)
     return " ".join(folded.split()).strip(_EDGE)[:MAX_QUERY_CHARS]
 
 
