@@ -1,13 +1,18 @@
 """The CPU time of ``searchpulse replay LOG`` in this checkout against another, same rounds.
 
-    python -m benchmarks.replay_cpu_bench --against DIR [--log .cache/bench-300000.jsonl]
-                                          [--rounds 5] [--json FILE]
+    python -m benchmarks.replay_cpu_bench --against DIR [--log LOG]
+                                          [--rounds 5] [--json FILE] [--instructions]
 
 Each run is a fresh interpreter (the same Python and installed dependencies, ``PYTHONPATH`` set
 to the checkout) replaying the whole log with no store; its CPU time is user + system from
 ``getrusage(RUSAGE_CHILDREN)`` — less sensitive than wall time to the other work of a shared
 machine. Which checkout goes first alternates by round (the second of a pair runs warmer).
 Reported: each round's seconds and ratio (this ÷ the other), and their medians.
+
+``--instructions``: instead, the instructions each checkout executes (valgrind's callgrind,
+``Ir``; ``PYTHONHASHSEED=0``) to replay the log, less those of replaying an empty log (the
+start-up, reported apart): a count that does not move with the machine's load, for a log of
+tens of thousands of records (callgrind runs ~50× slower). One round is enough.
 """
 
 from __future__ import annotations
@@ -15,11 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+from benchmarks.collector_bench import simulated_log
 
 _REPLAY = "import sys; from collector.cli import main; sys.exit(main())"
 
@@ -34,16 +44,51 @@ def cpu_of_replay(tree: Path, log: Path) -> float:
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+def instructions_of_replay(tree: Path, log: Path) -> int:
+    """Instructions one replay of ``log`` by the checkout at ``tree`` executes (callgrind)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        sys.exit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           sys.executable, "-c", _REPLAY, "replay", str(log)], cwd=tree,
+                          check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"})
+    return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
+
+
+def instructions(trees: dict[str, Path], log: Path) -> dict[str, object]:
+    """Each checkout's start-up (an empty log) and per-log instructions, and their ratio."""
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as empty:
+        for tree in trees.values():  # bytecode written first: no run counts a compile
+            subprocess.run([sys.executable, "-c", _REPLAY, "replay", empty.name], cwd=tree,
+                           check=True, env={**os.environ, "PYTHONPATH": str(tree)},
+                           capture_output=True)
+        start = {name: instructions_of_replay(tree, Path(empty.name))
+                 for name, tree in trees.items()}
+    work = {name: instructions_of_replay(tree, log) - start[name]
+            for name, tree in trees.items()}
+    return {"log": str(log), "start_up": start, "replay": work,
+            "replay_ratio": round(work["this"] / work["against"], 4),
+            "start_up_ratio": round(start["this"] / start["against"], 4)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--against", type=Path, required=True, metavar="DIR",
                         help="the other checkout (e.g. main extracted with git archive)")
-    parser.add_argument("--log", type=Path, default=Path(".cache/bench-300000.jsonl"))
+    parser.add_argument("--log", type=Path, help="the log to replay (default: the simulated "
+                        "dense log of `make bench`, 300,000 records; 60,000 with --instructions)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under callgrind instead of CPU time")
     args = parser.parse_args()
-    here, log = Path(__file__).resolve().parents[1], args.log.resolve()
+    here = Path(__file__).resolve().parents[1]
+    log = (args.log or simulated_log(60_000 if args.instructions else 300_000)).resolve()
+    if args.instructions:
+        report(instructions({"this": here, "against": args.against.resolve()}, log), args.json)
+        return
     ours: list[float] = []
     theirs: list[float] = []
     for n in range(args.rounds):
@@ -53,14 +98,18 @@ def main() -> None:
         print(f"round {n + 1}: this {ours[-1]:.2f} s, against {theirs[-1]:.2f} s, "
               f"ratio {ours[-1] / theirs[-1]:.3f}", flush=True)
     ratios = [o / t for o, t in zip(ours, theirs, strict=True)]
-    results = {"log": str(args.log), "against": str(args.against), "rounds": args.rounds,
+    results = {"log": str(log), "against": str(args.against), "rounds": args.rounds,
                "cpu_s": [round(x, 2) for x in ours], "against_cpu_s": [round(x, 2) for x in theirs],
                "ratios": [round(x, 3) for x in ratios],
                "cpu_s_median": round(statistics.median(ours), 2),
                "against_cpu_s_median": round(statistics.median(theirs), 2),
                "ratio_median": round(statistics.median(ratios), 3)}
-    if args.json:  # first: a closed stdout must not lose the results
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    report(results, args.json)
+
+
+def report(results: dict[str, object], path: str | None) -> None:
+    if path:  # first: a closed stdout must not lose the results
+        Path(path).write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
 
 
