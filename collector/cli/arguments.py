@@ -165,4 +165,6 @@ def unreadable(path: str) -> str | None:
         return "no such file"
     if not os.access(path, os.R_OK):
         return "not readable by this user"
-    return None
+    from collector.sources.files import misnamed
+
+    return misnamed(path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from collector.cli import arguments as kind
 from collector.cli.judgments import judgments_request
 from collector.cli.options import (
     EXIT_INPUT,
@@ -109,13 +110,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--margin", type=float,
                    help="largest tolerated drop of a rule without margin= (evaluate.margin, "
                         "default 0.01)")
-    p.add_argument("--top", type=int, default=10, metavar="N",
+    p.add_argument("--top", type=kind.count, default=10, metavar="N",
                    help="queries listed as worse and as better per gated slice (default 10; "
                         "--json lists every changed ranking)")
-    p.add_argument("--html", metavar="FILE", help="also write an HTML page")
-    p.add_argument("--junit", metavar="FILE",
+    p.add_argument("--html", metavar="FILE", type=kind.output_file,
+                   help="also write an HTML page")
+    p.add_argument("--junit", metavar="FILE", type=kind.output_file,
                    help="JUnit XML for CI: a test case per gated measure and slice")
-    p.add_argument("--summary", metavar="FILE",
+    p.add_argument("--summary", metavar="FILE", type=kind.output_file,
                    help="append the verdict as Markdown (e.g. \"$GITHUB_STEP_SUMMARY\")")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     add_common(p)

@@ -60,6 +60,27 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if "input_error" in summary:  # what was read before it is counted above and kept
         log.error("%s", summary["input_error"])
         return EXIT_INPUT
+    return _valid_records(summary, args.files, args.dlq)
+
+
+def _valid_records(summary: dict[str, Any], files: list[str], dlq: str | None) -> int:
+    """A replay that read nothing, or nothing valid, is no success (exit 3): the wrong file, an
+    export that failed. Some invalid records among valid ones are normal in real traffic (a
+    warning with the count; each is kept in --dlq with its reason)."""
+    names = ", ".join(files)
+    records, invalid = summary["records"], summary["invalid_records"]
+    kept = (f"each kept with its reason in {dlq}" if dlq
+            else "--dlq FILE keeps each with its reason")
+    if not records and not summary.get("already_in_store"):
+        log.error("input %s: no records in it (empty): nothing replayed", names)
+        return EXIT_INPUT
+    if records and invalid == records:
+        log.error("input %s: none of the %d records is a valid UBI record (invalid_records; "
+                  "%s): is it a UBI log?", names, records, kept)
+        return EXIT_INPUT
+    if invalid:
+        log.warning("input %s: %d of %d records were invalid and not counted "
+                    "(invalid_records; %s)", names, invalid, records, kept)
     return EXIT_OK
 
 
