@@ -22,7 +22,7 @@ from collector.cli.options import (
     read_settings,
     show_progress,
 )
-from collector.errors import ConfigError
+from collector.errors import BrokersUnreachable, ConfigError
 
 # The demo's web application searches as you type, and a crawler and an uptime monitor search
 # it: the largest application, on the experiment, where the public finds them (README.md).
@@ -156,7 +156,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "http.port": args.metrics_port, "ordering.idle_s": args.idle,
         "store.url": args.store, "judgments.file": args.judgments,
         "clicks.examination_file": args.examination, **_web(args)})
-    run_collector(config)
+    try:
+        run_collector(config)
+    except BrokersUnreachable as error:
+        log.error("%s", error)
+        return EXIT_INPUT
     return EXIT_OK
 
 
