@@ -13,9 +13,11 @@ from collector.cli.options import (
     EXIT_OK,
     EXIT_REGRESSION,
     add_common,
+    add_progress,
     add_topic_files,
     log,
     read_settings,
+    show_progress,
 )
 from collector.errors import JudgmentsError
 
@@ -36,7 +38,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     config = read_settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
                                     "evaluate.measures": args.measure, "evaluate.gate": args.gate})
     request = EvaluateRequest(judgments_request(args, args.judgments), args.run, args.strata,
-                              args.top, gate_files=bool(args.junit or args.summary))
+                              args.top, gate_files=bool(args.junit or args.summary),
+                              progress=show_progress(args))
     try:
         result = run_evaluate(config, request)
     except JudgmentsError as exc:
@@ -120,5 +123,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--summary", metavar="FILE", type=kind.output_file,
                    help="append the verdict as Markdown (e.g. \"$GITHUB_STEP_SUMMARY\")")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_progress(p)
     add_common(p)
     p.set_defaults(func=cmd_evaluate, files=[])

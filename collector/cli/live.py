@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from collector.cli import arguments as kind
@@ -112,21 +113,39 @@ def _spec(args: argparse.Namespace) -> Any:
     return spec
 
 
+def _sessions_shown(simulator: Any, records: Iterator[Any], shown: bool) -> Iterator[Any]:
+    """``records``, with a bar of the sessions simulated so far (looked at every few thousand
+    records: the bar costs nothing per record)."""
+    if not shown:
+        yield from records
+        return
+    from collector.progress import counted
+
+    with counted("simulate", simulator.spec.sessions, "sessions", True) as bar:
+        for number, record in enumerate(records):
+            if not number & 0xFFF:
+                bar.update(simulator.sessions_started - bar.n)
+            yield record
+        bar.update(simulator.spec.sessions - bar.n)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from collector.sources.simulator import Simulator
 
     simulator = Simulator(_spec(args))
+    shown = show_progress(args)
     if args.kafka:
         from collector.sources.kafka.producer import produce
 
         if args.pace:
             simulator.spec.start = time.time()
         records = simulator.paced(args.pace) if args.pace else simulator.records()
-        produce(records, args.kafka, args.topic or "ubi", args.security_config, read_settings(args))
+        produce(_sessions_shown(simulator, records, shown), args.kafka, args.topic or "ubi",
+                args.security_config, read_settings(args))
     else:
         out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
         try:
-            for line in simulator.records():
+            for line in _sessions_shown(simulator, simulator.records(), shown):
                 out.write(line)
         finally:
             if out is not sys.stdout.buffer:
@@ -351,6 +370,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="produce in real time from now, event time SPEED × the clock")
     p.add_argument("--security-config", action="store_true",
                    help="take the kafka.security_* / sasl / ssl settings from the config")
+    add_progress(p)
     add_common(p)
     p.set_defaults(func=cmd_simulate)
 
