@@ -85,10 +85,21 @@ def count(text: str) -> int:
     return int(_bounded(value, text, value >= 0, "an integer >= 0"))
 
 
-def non_negative(text: str) -> float:
-    """A spread (``--user-click-sigma``): 0 is none."""
+MAX_SIGMA = 10.0  # e^10 ≈ 22,000 times the median: beyond it a draw overflows a float
+MAX_USERS = 10_000_000  # drawn up front, each with its state: beyond it memory runs out first
+
+
+def spread(text: str) -> float:
+    """A σ (``--user-click-sigma``): 0 is none."""
     value = _parsed(float, text)
-    return _bounded(value, text, 0 <= value < float("inf"), "a number >= 0")
+    return _bounded(value, text, 0 <= value <= MAX_SIGMA, f"a number from 0 to {MAX_SIGMA:g}")
+
+
+def users(text: str) -> int:
+    """``--users``: returning users, drawn when the simulation starts (0: none)."""
+    value = int(_parsed(int, text))
+    return int(_bounded(value, text, 0 <= value <= MAX_USERS,
+                        f"an integer from 0 to {MAX_USERS:,}"))
 
 
 def positive(text: str) -> float:

@@ -106,6 +106,9 @@ def _spec(args: argparse.Namespace) -> Any:
             spec.start = time.time()
         elif args.start:
             spec.start = time.time() - parse_duration(args.start.removeprefix("-"))
+            if not spec.start > 0:
+                raise ValueError(f"--start {args.start}: before 1970; at most "
+                                 f"{time.time() // 86400:.0f}d back")
         if getattr(args, "duration", None):
             parse_duration(args.duration)
     except ValueError as exc:
@@ -140,8 +143,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.pace:
             simulator.spec.start = time.time()
         records = simulator.paced(args.pace) if args.pace else simulator.records()
-        produce(_sessions_shown(simulator, records, shown), args.kafka, args.topic or "ubi",
-                args.security_config, read_settings(args))
+        try:
+            produce(_sessions_shown(simulator, records, shown), args.kafka,
+                    args.topic or "ubi", args.security_config, read_settings(args))
+        except BrokersUnreachable as error:
+            log.error("%s", error)
+            return EXIT_INPUT
     else:
         out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
         try:
@@ -291,14 +298,14 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
     parser.add_argument("--lull", action="append", metavar="START+DURATION",
                         help="traffic stops at START (event time) for DURATION, e.g. 10m+20m; "
                              "sessions already started run on (repeatable)")
-    parser.add_argument("--users", type=kind.count, default=default_users,
+    parser.add_argument("--users", type=kind.users, default=default_users,
                         help="returning users the sessions are drawn from, each in one "
                              "variant, with log-normal activity and its own click propensity "
                              "(clustered traffic); 0: a new client per session (default "
                              f"{default_users:,})")
-    parser.add_argument("--user-activity-sigma", type=kind.non_negative, default=1.0,
+    parser.add_argument("--user-activity-sigma", type=kind.spread, default=1.0,
                         help="σ of the users' log-normal activity (default 1)")
-    parser.add_argument("--user-click-sigma", type=kind.non_negative, default=0.8,
+    parser.add_argument("--user-click-sigma", type=kind.spread, default=0.8,
                         help="σ of the users' click propensity on the logit scale (default 0.8)")
     parser.add_argument("--treatment-click-effect", type=kind.click_effect, default=0.0,
                         help="a known effect: the treatment's click probability plus this "

@@ -263,7 +263,7 @@ SETTINGS: tuple[Setting, ...] = (
             "against the humans, not as human raters.", None),
     Setting("evaluate.depth", int, 10, "k of `evaluate`'s default measures (NDCG@k, ERR@k, "
             "P@k, R@k, judged@k) and the depth at which it lists documents entering or leaving "
-            "a ranking.", must.positive),
+            "a ranking.", must.rank),
     Setting("evaluate.measures", list, [],
             "`evaluate`'s measures as ir_measures names them (nDCG@10, R@100, P(rel=2)@5, "
             "ERR@10); empty: the default set at evaluate.depth.", must.measures),

@@ -15,6 +15,15 @@ def positive(value: float) -> str | None:
     return None if 0 < value < float("inf") else "must be a finite number > 0"
 
 
+MAX_RANK = 10_000
+
+
+def rank(value: int) -> str | None:
+    """A cut-off in a ranking: no ranker returns more, and trec_eval's cut-offs stop at int64
+    (a huge one failed as a KeyError deep inside the measures)."""
+    return None if 0 < value <= MAX_RANK else f"must be a rank between 1 and {MAX_RANK:,}"
+
+
 def non_negative(value: float) -> str | None:
     return None if value >= 0 else "must be >= 0"
 
