@@ -91,6 +91,10 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         with open(metrics_out, "wb") as handle:
             handle.write(exposition(engine, inputs))
     summary = replay_summary(engine)
+    if len(inputs) > 1:  # all of them empty is the CLI's error; one of several, a warning
+        for source in inputs:
+            if not source.records and source.error is None:
+                log.warning("input %s: no records in it (empty)", input_name(source.path))
     if tracker is not None and tracker.held:
         summary["already_in_store"] = tracker.held
     repeated = repeated_ranges(inputs)

@@ -33,9 +33,16 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+MAX_DAYS = 36_500  # a century back: further, a date is the way to say "everything"
+
+
 def period(text: str) -> str:
     """``--since``: days back from the newest day (``90d``) or a real calendar date."""
-    if _DAYS.fullmatch(text.strip()):
+    days = _DAYS.fullmatch(text.strip())
+    if days and int(days.group(1)) > MAX_DAYS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_DAYS}d back, got {text!r}: for everything, a date like 2000-01-01")
+    if days:
         return text.strip()
     if _DATE.fullmatch(text):
         try:

@@ -99,7 +99,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--application", help="application of judgment rows whose file names none")
     p.add_argument("--strata", metavar="FILE",
                    help="query,stratum CSV (the feedback job's strata.csv; default strata.file)")
-    p.add_argument("--k", type=int, metavar="K",
+    p.add_argument("--k", type=kind.positive_int, metavar="K",
                    help="cut-off of the default measures, and the depth at which documents "
                         "entering or leaving a ranking are listed (evaluate.depth, default 10)")
     p.add_argument("--measure", action="append", metavar="MEASURE",

@@ -135,6 +135,7 @@ def _sessions_shown(simulator: Any, records: Iterator[Any], shown: bool) -> Iter
 def cmd_simulate(args: argparse.Namespace) -> int:
     from collector.sources.simulator import Simulator
 
+    config = read_settings(args)  # --config and --set checked even when only --kafka reads them
     simulator = Simulator(_spec(args))
     shown = show_progress(args)
     if args.kafka:
@@ -145,7 +146,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         records = simulator.paced(args.pace) if args.pace else simulator.records()
         try:
             produce(_sessions_shown(simulator, records, shown), args.kafka,
-                    args.topic or "ubi", args.security_config, read_settings(args))
+                    args.topic or "ubi", args.security_config, config)
         except BrokersUnreachable as error:
             log.error("%s", error)
             return EXIT_INPUT

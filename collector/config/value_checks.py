@@ -25,7 +25,9 @@ def rank(value: int) -> str | None:
 
 
 def non_negative(value: float) -> str | None:
-    return None if value >= 0 else "must be >= 0"
+    """A count, a margin, a timeout where 0 is a choice (none, off, for ever); ``inf`` is
+    refused as in :func:`positive` (an infinite margin is a gate that never fails)."""
+    return None if 0 <= value < float("inf") else "must be a finite number >= 0"
 
 
 def share(value: float) -> str | None:

@@ -155,6 +155,9 @@ def _two_columns(path: str | Path, what: str) -> dict[str, str]:
         if not sep or not value.strip():
             raise JudgmentsError(f"{path}:{line_number}: expected TOPIC<TAB>{what}")
         table[key.strip()] = value.split("\t")[0]
+    if not table:
+        raise JudgmentsError(f"{path}: no TOPIC<TAB>{what} line in it (empty): is it the "
+                             "topics file the feedback job wrote (trec/topics.tsv)?")
     return table
 
 
@@ -349,6 +352,9 @@ def read_run_rankings(path: str | Path, topics: dict[str, str] | None
                 f"{path}:{line_number}: rank {rank!r} is not an integer") from None
         query = topic if topics is None else _topic_query(path, line_number, topic, topics)
         ranked.setdefault((topic, query), []).append((position, unquote(document)))
+    if not ranked:
+        raise JudgmentsError(f"{path}: no TREC run line in it (empty): is it the run the "
+                             "ranker wrote?")
     return {key: list(dict.fromkeys(document for _, document in sorted(entries)))
             for key, entries in ranked.items()}
 

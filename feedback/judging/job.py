@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from collector.config import Config
+from collector.errors import JudgmentsError, StrataError
 from collector.judgments.judgment_set import JudgmentSet, round_half_up
 from collector.judgments.readers import (
     Reading,
@@ -112,7 +113,12 @@ def query_strata(config: Config, queries: pd.Index, strata_file: str | None) -> 
     queries tail; without a strata file, "unclassified"."""
     classifier = StrataClassifier.from_config(config)
     if strata_file:
-        classifier.table = load_strata_csv(strata_file)
+        try:  # the command's input file (not strata.file, a setting): unusable is exit 3
+            classifier.table = load_strata_csv(strata_file)
+        except StrataError as error:
+            raise JudgmentsError(str(error)) from None
+        except OSError as error:
+            raise JudgmentsError(f"{strata_file}: {error.strerror}") from None
     codes = [classifier.text(q).fixed_stratum for q in queries]
     return pd.Series([STRATA[c] if c >= 0 else UNCLASSIFIED for c in codes], index=queries,
                      dtype=object)
