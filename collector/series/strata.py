@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import re2
 
 from collector.errors import StrataError
-from collector.text_files import not_text
 from collector.outcomes import normalize_query
 from collector.series.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
+from collector.text_files import not_text
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
     from collector.config import Config
