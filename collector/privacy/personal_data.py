@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import re2
 
 from collector.privacy import check_digits
+from collector.privacy.canonical import canonical, prepare
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
     from collector.config import Config
@@ -87,17 +88,37 @@ def _digits(text: str) -> str:
 
 
 # -- e-mail: plain, and every way people hide the @ and the dots -------------------------
-_AT = (r"(?:\s*@\s*|\s*[(\[{<]\s*(?:at|@)\s*[)\]}>]\s*|\s+at\s+|\s*[-_]at[-_]\s*"
-       r"|\s+arroba\s+)")
-_DOT = (r"(?:\.|\s+\.\s+|\s*[(\[{<]\s*(?:dot|d0t|punkt|point)\s*[)\]}>]\s*"
-        r"|\s+(?:dot|d0t|punkt)\s+|\s*[-_](?:dot|d0t)[-_]\s*)")
+# The @ and the dot as people say them: en at/dot, es arroba/punto, pt arroba/ponto, fr
+# arobase/point, it chiocciola/punto, de at (ät, Klammeraffe)/punkt, nl apenstaartje/punt.
+# "point" is an English word as well: spoken, it counts only after a spoken @ that is not
+# "at" ("look at the point of" is no address).
+_AT_WORDS = ("arroba", "arobase", "arrobase", "chiocciola", "apenstaartje", "klammeraffe", "ät")
+_SPOKEN_AT = "|".join(_AT_WORDS)
+_DOT_WORDS = "dot|d0t|punkt|punto|ponto|punt"
+
+
+def _bracketed(words: str) -> str:
+    """One of ``words`` in brackets of any kind: (at), [dot], {punkt}, <arroba>."""
+    return rf"\s*[(\[{{<]\s*(?:{words})\s*[)\]}}>]\s*"
+
+
+_AT = (rf"(?:\s*@\s*|{_bracketed('at|@|' + _SPOKEN_AT)}|\s+at\s+|\s*[-_]at[-_]\s*"
+       rf"|\s+(?:{_SPOKEN_AT})\s+)")
+_AT_NOT_ENGLISH = (rf"(?:\s*@\s*|{_bracketed('at|@|' + _SPOKEN_AT)}"
+                   rf"|\s+(?:{_SPOKEN_AT})\s+)")
+_DOT = (rf"(?:\.|\s+\.\s+|{_bracketed(_DOT_WORDS + '|point')}"
+        rf"|\s+(?:{_DOT_WORDS})\s+|\s*[-_](?:dot|d0t)[-_]\s*)")
+_DOT_OR_POINT = rf"(?:{_DOT}|\s+point\s+)"
 # Mail providers people name without their domain ("jane.doe at gmail").
 _PROVIDERS = ("gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|gmx|protonmail|"
               "yandex|posteo|mailbox|zoho")
 _HANDLE = rf"\b[\w+-]+(?:{_DOT}[\w+-]+)*"
+_HANDLE_OR_POINT = rf"\b[\w+-]+(?:{_DOT_OR_POINT}[\w+-]+)*"
 _EMAILS = (
     Detector(EMAIL, r"[\w.+-]*\w@\w[\w-]*"),  # user@host, with or without a domain
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}[a-z]{{2,24}}\b"),
+    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE_OR_POINT}{_AT_NOT_ENGLISH}[\w-]+"
+                               rf"(?:{_DOT_OR_POINT}[\w-]+)*{_DOT_OR_POINT}[a-z]{{2,24}}\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}(?:{_PROVIDERS})\b"),
 )
 
@@ -133,6 +154,9 @@ _NUMBERS = (
     Detector(IBAN, r"\b[a-z]{2}\d{2}(?:[ -]?[a-z0-9]{4}){2,7}(?:[ -]?[a-z0-9]{1,4})?\b", _iban,
              8),
     Detector(US_SSN, r"\b(\d{3})(?:\s?[-.]\s?|\s)(\d{2})(?:\s?[-.]\s?|\s)(\d{4})\b", _us_ssn, 9),
+    # nine digits together after the word: ssn 123456789, social security no. 123 456789
+    Detector(US_SSN, r"\b(?:ssn|ss#|social security|soc\.? ?sec\.?|itin)(?:\s*(?:number|num|no|nr|"
+                     r"is|#|:)\.?)*[\s:#=-]*(\d{3})[\s.-]?(\d{2})[\s.-]?(\d{4})\b", _us_ssn, 9),
 )
 # After the national ids (their reason is sharper): any separator between digits, space,
 # - _ . , / and " - "; a longer run's first 19 digits.
@@ -314,6 +338,7 @@ DETECTORS: tuple[Detector, ...] = (*_EMAILS, *_NUMBERS, *_NATIONAL_IDS, *_CARDS,
                                    *_IP_ADDRESSES, *_DATES, *_PHONES)
 _NO_DIGITS = str.maketrans("", "", "0123456789")
 _HINT_CHARACTERS = frozenset("@([{<")  # an e-mail, or an "(at)"-style one
+_HINT_WORDS = ("at", *_AT_WORDS)
 _DIGITS = frozenset("0123456789")
 _OPTIONS = re2.Options()
 _OPTIONS.case_sensitive = False
@@ -340,6 +365,7 @@ class PersonalData:
         self._shapes.Compile()
         self._compiled = [_compile(d.shape) if d.check else None for d in self.detectors]
         self.max_chars = max_chars
+        prepare()  # the canonical form's table: not within the first release's budget
         self._cache: dict[str, str | None] = {}
         self._cache_size = cache_size
 
@@ -362,9 +388,9 @@ class PersonalData:
     def _reason(self, text: str) -> str | None:
         if len(text) > self.max_chars:
             return TOO_LONG
+        text = canonical(text)  # invisible characters, other digits and dashes: what is read
         if not self.custom and _DIGITS.isdisjoint(text) and _HINT_CHARACTERS.isdisjoint(text):
-            lowered = text.lower()
-            if "at" not in lowered and "arroba" not in lowered:
+            if not any(map(text.lower().__contains__, _HINT_WORDS)):
                 return None  # C-level checks first: most queries end here, without RE2
         shapes = self._shapes.Match(text)
         if shapes is None:

@@ -21,6 +21,7 @@ from heapq import nlargest
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from collector.control_characters import visible
 from collector.privacy.personal_data import NOT_SCANNED_YET, PersonalData, too_few_clients
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
@@ -198,7 +199,8 @@ def merge_candidates(many: list[dict[str, list[Candidate]]]) -> dict[str, list[C
 
 
 def label(query: str) -> str:
-    """Length-capped: safe as a label value."""
+    """Control characters visible, length-capped: safe as a label value."""
+    query = visible(query)
     if len(query) > MAX_LABEL_LENGTH:
         return query[: MAX_LABEL_LENGTH - 1] + "…"
     return query

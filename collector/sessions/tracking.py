@@ -13,13 +13,13 @@ decided without any event is **untracked** (docs/metrics.md, "Tracking health"):
 row or experiment statistic. Tracking counts as restored once the recent coverage is back at
 half the usual.
 
-The hot path: one dict lookup and a few integer operations per decided search with results.
+The hot path: one dict lookup and a few small-integer operations per decided search with
+results.
 """
 
 from __future__ import annotations
 
-WINDOW = 128  # the recent searches, as the bits of one integer
-_MASK = (1 << WINDOW) - 1
+WINDOW = 128  # the recent searches
 BASELINE = 512  # searches the usual coverage averages over
 WARMUP = 256  # searches before the usual coverage is trusted
 MIN_USUAL = 0.2  # a front end whose events cover less is not judged (it sends few anyway)
@@ -29,12 +29,16 @@ RESTORED = 0.5  # the share of the usual coverage at which tracking counts as ba
 class Coverage:
     """One application's event coverage: its usual share, its recent searches, broken or not."""
 
-    __slots__ = ("seen", "usual", "recent", "broken")
+    __slots__ = ("seen", "usual", "recent", "next", "covered", "broken")
 
     def __init__(self) -> None:
         self.seen = 0
         self.usual = 0.0
-        self.recent = 0  # a bit per recent search: 1 when it received an event
+        # the recent searches, a ring of 1 (it received an event) or 0, oldest at ``next``:
+        # small integers only (a 128-bit integer shifted per search is three allocations)
+        self.recent = bytearray(WINDOW)
+        self.next = 0
+        self.covered = 0  # the 1s in ``recent``
         self.broken = False
 
 
@@ -52,16 +56,19 @@ class TrackingHealth:
         coverage = self.applications.get(application)
         if coverage is None:
             coverage = self.applications[application] = Coverage()
-        before = coverage.recent
-        recent = coverage.recent = (before << 1 | evented) & _MASK
+        recent, at = coverage.recent, coverage.next
+        left = recent[at]  # the search leaving the recent window (0 while it is not full)
+        recent[at] = evented
+        coverage.next = (at + 1) % WINDOW
+        covered = coverage.covered = coverage.covered + evented - left
         seen = coverage.seen = coverage.seen + 1
-        share = recent.bit_count() / WINDOW
+        share = covered / WINDOW
         if coverage.broken:
             if share >= RESTORED * coverage.usual:
                 coverage.broken = False
             return not evented and coverage.broken
         if seen > WINDOW:  # the search leaving the recent window joins the usual coverage
-            left = before >> (WINDOW - 1) & 1  # (a mean of the first ones, then an EWMA)
+            # (a mean of the first ones, then an EWMA)
             coverage.usual += (left - coverage.usual) / min(seen - WINDOW, BASELINE)
         if (seen >= WARMUP and coverage.usual >= MIN_USUAL
                 and share < self.untracked_below * coverage.usual):

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import zlib
 from collections import Counter
@@ -41,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from collector.control_characters import json_text, visible
 from collector.judgments import srw_text
 from collector.judgments.readers import book_name
 from feedback.candidates.outputs import trec_token
@@ -76,7 +76,7 @@ def prepare(out: Path) -> dict[str, Path]:
 
 
 def _write_json(path: Path, body: Any) -> None:
-    path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json_text(body) + "\n", encoding="utf-8")
 
 
 def write_books(directory: Path, pooled: list[PooledDocument], notes: dict[str, str],
@@ -99,13 +99,14 @@ def write_books(directory: Path, pooled: list[PooledDocument], notes: dict[str, 
 
 
 def write_trec_topics(directory: Path, topics: Iterable[tuple[str, str, str]]) -> None:
-    """``topics.tsv`` (id, query) and ``topic-applications.tsv`` (id, application)."""
+    """``topics.tsv`` (id, query) and ``topic-applications.tsv`` (id, application); a
+    control character (a tab would split the line) as its ``\\xNN``."""
     topics = list(topics)
     with open(directory / "topics.tsv", "w", encoding="utf-8") as handle:
-        handle.writelines(f"{topic}\t{query}\n" for topic, query, _ in topics)
+        handle.writelines(f"{topic}\t{visible(query)}\n" for topic, query, _ in topics)
     with open(directory / "topic-applications.tsv", "w", encoding="utf-8") as handle:
-        handle.writelines(f"{topic}\t{application}\n" for topic, _, application in topics
-                          if application)
+        handle.writelines(f"{topic}\t{visible(application)}\n"
+                          for topic, _, application in topics if application)
 
 
 def write_pool(directory: Path, pooled: list[PooledDocument]) -> None:
@@ -155,9 +156,10 @@ def write_srw_judgments(path: Path, application: str, title: str, description: s
 def quepid_line(query: str, document: str, rating: object) -> str | None:
     """One line of Quepid's ratings CSV, or None when its importer would refuse it: the
     browser splits lines on ``\n`` and, when a line has more than three comma-separated
-    parts, accepts it only with exactly two ``"`` (one quoted field, no quote inside)."""
+    parts, accepts it only with exactly two ``"`` (one quoted field, no quote inside). A
+    query's control characters are written as ``\\xNN``."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow([query, document, rating])
+    csv.writer(buffer, lineterminator="\n").writerow([visible(query), document, rating])
     line = buffer.getvalue()[:-1]
     if "\n" in line or "\r" in line or (line.count(",") >= 3 and line.count('"') != 2):
         return None

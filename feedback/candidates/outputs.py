@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
+from collector.control_characters import visible
 from feedback.candidates.pooling import PooledDocument
 
 CANDIDATE_COLUMNS = (
@@ -28,8 +29,11 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def neutralized(cell: object) -> object:
-    """A text cell a spreadsheet will not evaluate (OWASP CSV injection)."""
-    return "'" + cell if isinstance(cell, str) and cell.startswith(_FORMULA) else cell
+    """A text cell a spreadsheet will not evaluate (OWASP CSV injection), its control
+    characters visible (``\\xNN``: CSV has no escape for them)."""
+    if not isinstance(cell, str):
+        return cell
+    return "'" + visible(cell) if cell.startswith(_FORMULA) else visible(cell)
 
 
 def safe_document(document: str) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from collector.privacy.canonical import canonical
 from collector.privacy.personal_data import FEW_CLIENTS, PersonalData, too_few_clients
 
 # Normalized queries lose leading punctuation (- @) and whitespace, not = or +: a query that
@@ -92,6 +93,6 @@ class FeedbackRelease:
     def _rule_one(self, query: str) -> str | None:
         if query in self._clean:
             return None
-        if query.startswith(("=", "+")):
+        if canonical(query).startswith(("=", "+")):  # a zero-width space first is no shield
             return SPREADSHEET_FORMULA
         return self.detectors.reason(query)

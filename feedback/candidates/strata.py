@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from collector.control_characters import visible
 from collector.series.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
 from collector.series.strata import StrataClassifier
 
@@ -51,8 +52,8 @@ def listed_strata(by_query: pd.Series, allowed: Callable[[pd.Index], np.ndarray]
 
 
 def write_strata_csv(path: Path, listed: pd.Series) -> int:
-    """``query,stratum`` rows; returns the number written."""
-    pd.DataFrame({"query": listed.index,
+    """``query,stratum`` rows (control characters as ``\\xNN``); returns the number written."""
+    pd.DataFrame({"query": listed.index.map(visible),
                   "stratum": np.asarray(STRATA, dtype=object)[listed.to_numpy()]}).to_csv(
         path, index=False)
     return len(listed)

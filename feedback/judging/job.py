@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from collector.config import Config
+from collector.control_characters import json_text
 from collector.errors import JudgmentsError, StrataError
 from collector.judgments.judgment_set import JudgmentSet, round_half_up
 from collector.judgments.readers import (
@@ -203,4 +203,4 @@ def text_table(result: dict[str, Any]) -> str:
 
 
 def dump(result: dict[str, Any]) -> str:
-    return json.dumps(result, indent=2, ensure_ascii=False)
+    return json_text(result)

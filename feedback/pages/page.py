@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from collector.control_characters import visible_html
 from collector.privacy.redaction import redact
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:80em}
@@ -95,7 +96,10 @@ def facts(items: Sequence[tuple[str, str]]) -> str:
 
 
 def document(title: str, body: str, script: bool = False) -> str:
+    """The page; a control character any value held (HTML has no escape for one) as
+    ``\\xNN``."""
     code = f"<script>{SCRIPT}</script>" if script else ""
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}'
-            f'</title><link rel="icon" href="data:,"><style>{STYLE}</style></head><body>{body}'
-            f"{code}</body></html>\n")
+    return visible_html(
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}'
+        f'</title><link rel="icon" href="data:,"><style>{STYLE}</style></head><body>{body}'
+        f"{code}</body></html>\n")

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pytest
 
-from collector.outcomes import normalize_query, reformulation_kind
+from collector.outcomes import PUNCTUATION_PLANES, normalize_query, reformulation_kind
 
 
 @pytest.mark.parametrize(("raw", "normalized"), [
@@ -16,6 +19,14 @@ from collector.outcomes import normalize_query, reformulation_kind
 ])
 def test_normalize(raw, normalized):
     assert normalize_query(raw) == normalized
+
+
+def test_every_punctuation_character_is_in_the_planes_normalization_scans():
+    """This Python's Unicode database has no punctuation past the planes scanned at import."""
+    punctuation = [c for c in range(sys.maxunicode + 1)
+                   if unicodedata.category(chr(c)).startswith("P")]
+    assert len(punctuation) > 800 and max(punctuation) < PUNCTUATION_PLANES
+    assert normalize_query("\U0001e95fword\U0001e95e") == "word"  # Adlam, the last of them
 
 
 @pytest.mark.parametrize(("before", "after", "kind"), [

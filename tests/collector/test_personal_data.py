@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from collector.privacy import check_digits
 from collector.privacy import personal_data as pd
 from collector.privacy.personal_data import PersonalData
+from tests.hostile_text import DASHES, INVISIBLE, NEEDLES, ON_DIGITS, SPACES, ZEROS, in_script
 
 FOUND = [
     # e-mail, plain and in every disguise people use
@@ -29,6 +30,20 @@ FOUND = [
     ("jane {at} web (punkt) de", pd.OBFUSCATED_EMAIL),
     ("juan arroba correo.es", pd.OBFUSCATED_EMAIL),
     ("jane <at> mailbox . org", pd.OBFUSCATED_EMAIL),
+    # spoken, in every language whose words docs/privacy.md names (and the bracketed forms)
+    ("maria.lopez arroba correo punto es", pd.OBFUSCATED_EMAIL),  # es
+    ("maria arroba gmail", pd.OBFUSCATED_EMAIL),
+    ("maria lopez (arroba) correo [punto] es", pd.OBFUSCATED_EMAIL),
+    ("joao.silva arroba uol ponto com ponto br", pd.OBFUSCATED_EMAIL),  # pt
+    ("jean.dupont arobase orange point fr", pd.OBFUSCATED_EMAIL),  # fr
+    ("jean dupont arrobase free point fr", pd.OBFUSCATED_EMAIL),
+    ("jean.dupont (at) orange (point) fr", pd.OBFUSCATED_EMAIL),
+    ("hans.meier at web punkt de", pd.OBFUSCATED_EMAIL),  # de
+    ("hans.meier ät web punkt de", pd.OBFUSCATED_EMAIL),
+    ("hans meier klammeraffe gmx punkt net", pd.OBFUSCATED_EMAIL),
+    ("mario.rossi chiocciola libero punto it", pd.OBFUSCATED_EMAIL),  # it
+    ("jan.jansen apenstaartje ziggo punt nl", pd.OBFUSCATED_EMAIL),  # nl
+    ("jane dot doe at example dot co dot uk", pd.OBFUSCATED_EMAIL),  # en
     # cards: 13-19 digits, any separator, Luhn-valid
     ("4111 1111 1111 1111", pd.CARD_NUMBER),  # Visa
     ("card 4111.1111.1111.1111", pd.CARD_NUMBER),
@@ -53,6 +68,12 @@ FOUND = [
     ("123 45 6789 tax", pd.US_SSN),
     ("123.45.6789", pd.US_SSN),
     ("itin 912-70-1234", pd.US_SSN),
+    ("ssn 123456789", pd.US_SSN),  # nine digits together, after the word
+    ("my ssn is 123456789", pd.US_SSN),
+    ("ssn: 123 456789", pd.US_SSN),
+    ("ssn#123456789", pd.US_SSN),
+    ("social security number 123456789", pd.US_SSN),
+    ("soc. sec. no. 123456789", pd.US_SSN),
     # national identity numbers
     ("ni number AB 12 34 56 C", pd.NATIONAL_ID),  # GB National Insurance
     ("dni 12345678Z", pd.NATIONAL_ID),  # ES
@@ -186,6 +207,16 @@ SAFE = [
     "31/02/1999",  # no such day
     "32.13.87",  # no such day or month
     "may the force be with you",
+    # the words of spoken e-mails in product queries
+    "look at the point of sale",
+    "meet at the point de vente",
+    "fiat punto 1.2 filtro aria",
+    "punto croce kit",
+    "point de croix",
+    "como escribir arroba en el teclado",
+    "chiocciola tastiera mac",
+    "ssn card replacement",
+    "ssn 000000000",  # no such SSN
     "10 may",  # a day without a year
 ]
 
@@ -289,3 +320,54 @@ def test_a_shape_is_found_after_a_megabyte_of_near_misses():
     """The shapes are searched together (one DFA): it must not give up on long input."""
     text = "+123 45 0 12 31 " * 60_000 + " call 020 7946 0958"
     assert PersonalData(max_chars=len(text)).reason(text) == pd.PHONE_NUMBER
+
+
+SPOKEN_LANGUAGES = {"en", "es", "pt", "fr", "de", "it", "nl"}
+
+
+def test_a_spoken_e_mail_is_found_in_every_language_docs_name():
+    spoken = {name.removeprefix("spoken_") for name in NEEDLES if name.startswith("spoken_")}
+    assert spoken == SPOKEN_LANGUAGES
+    for name in spoken:
+        text, reason = NEEDLES[f"spoken_{name}"]
+        assert DETECTORS.reason(text) == reason, name
+
+
+@pytest.mark.parametrize("needle", sorted(NEEDLES))
+@given(data=st.data())
+def test_invisible_characters_anywhere_hide_nothing(needle, data):
+    text, reason = NEEDLES[needle]
+    characters = list(text)
+    for _ in range(data.draw(st.integers(1, 6))):
+        characters.insert(data.draw(st.integers(0, len(characters))),
+                          data.draw(st.sampled_from(INVISIBLE)))
+    assert DETECTORS.reason("".join(characters)) == reason
+
+
+@pytest.mark.parametrize("needle", sorted(NEEDLES))
+@given(dash=st.sampled_from(DASHES), space=st.sampled_from(SPACES))
+def test_every_dash_and_every_space_is_a_separator(needle, dash, space):
+    text, reason = NEEDLES[needle]
+    assert DETECTORS.reason(text.replace("-", dash).replace(" ", space)) == reason
+
+
+NUMBERS = sorted(name for name, (text, _) in NEEDLES.items() if any(map(str.isdigit, text)))
+
+
+@pytest.mark.parametrize("needle", NUMBERS)
+@given(zeros=st.lists(st.sampled_from(ZEROS), min_size=1, max_size=3),
+       marks=st.sampled_from(("", *ON_DIGITS)), data=st.data())
+def test_digits_of_every_script_are_read_as_digits(needle, zeros, marks, data):
+    """Each digit in a script of its own (mixing scripts), a mark drawn on it or not."""
+    text, reason = NEEDLES[needle]
+    written = "".join(in_script(c, data.draw(st.sampled_from(zeros))) + marks
+                      if c.isdigit() else c for c in text)
+    assert DETECTORS.reason(written) == reason
+
+
+def test_what_is_read_is_not_what_is_shown():
+    """The canonical form is for the detectors only: the cache keeps the text as given."""
+    detectors = PersonalData()
+    text = "4111\u200b1111\u200b1111\u200b1111"
+    assert detectors.reason(text) == pd.CARD_NUMBER and detectors.is_cheap(text)
+    assert detectors.reason("tent\u200b") is None

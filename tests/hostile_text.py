@@ -1,0 +1,100 @@
+"""Personal data as an attacker or an unusual keyboard writes it: invisible characters inside,
+other dashes and spaces as separators, digits of other scripts, spoken e-mails. Shared by the
+detectors' property tests (tests/collector/test_personal_data.py) and the end-to-end test of
+every exit path (tests/test_privacy.py), with the text of a page as a browser's parser reads
+it."""
+
+from __future__ import annotations
+
+import random
+import sys
+import unicodedata
+from html.parser import HTMLParser
+
+# One needle per detector (and per spoken language of an e-mail), with the reason it must get.
+NEEDLES = {
+    "email": ("mail jane.doe+shop@example.co.uk", "email"),
+    "card_number": ("card 4111-1111-1111-1111", "card_number"),
+    "long_number": ("customer 1234567890123456789", "long_number"),
+    "iban": ("refund de89 3704 0044 0532 0130 00", "iban"),
+    "us_ssn": ("ssn 123-45-6789", "us_ssn"),
+    "us_ssn_keyword": ("ssn 123456789", "us_ssn"),
+    "national_id": ("dni 12345678-z", "national_id"),
+    "phone_number": ("call 555-123-4567", "phone_number"),
+    "ip_address": ("router 192.168.1.20", "ip_address"),
+    "full_date": ("born 1987-05-12", "full_date"),
+    "spoken_en": ("jane.doe at mailbox dot org", "obfuscated_email"),
+    "spoken_es": ("maria.lopez arroba correo punto es", "obfuscated_email"),
+    "spoken_pt": ("joao.silva arroba uol ponto com ponto br", "obfuscated_email"),
+    "spoken_fr": ("jean.dupont arobase orange point fr", "obfuscated_email"),
+    "spoken_de": ("hans.meier at web punkt de", "obfuscated_email"),
+    "spoken_it": ("mario.rossi chiocciola libero punto it", "obfuscated_email"),
+    "spoken_nl": ("jan.jansen apenstaartje ziggo punt nl", "obfuscated_email"),
+}
+
+# Characters a person does not see: format characters (Cf: zero-width space, joiners, soft
+# hyphen, word joiner, BOM, bidi marks and isolates, invisible operators, tags), the
+# combining grapheme joiner, variation selectors, Hangul fillers. None composes with a
+# letter under NFKC, so each may go anywhere.
+INVISIBLE = sorted({chr(c) for c in range(0x20000) if unicodedata.category(chr(c)) == "Cf"}
+                   | {chr(c) for c in range(0xE0000, 0xE0080)}
+                   | {"\u034f", *map(chr, range(0xFE00, 0xFE10)), "\u115f", "\u1160",
+                      "\u3164", "\uffa0"})
+# Marks drawn on a digit: combining low line, long stroke overlay, overline, enclosing keycap.
+ON_DIGITS = ("\u0332", "\u0336", "\u0305", "\u20e3", "\ufe0f\u20e3")
+DASHES = sorted({chr(c) for c in range(sys.maxunicode + 1)
+                 if unicodedata.category(chr(c)) == "Pd"}
+                | set("\u2212\u2796\u02d7\u2043\u207b\u208b\ufe63\uff0d"))
+SPACES = sorted({chr(c) for c in range(sys.maxunicode + 1)
+                 if unicodedata.category(chr(c)) == "Zs"} | {"\u2800"})
+# The zero of every script's decimal digits (Nd comes in runs of ten, 0 to 9).
+ZEROS = sorted(chr(c) for c in range(sys.maxunicode + 1)
+               if unicodedata.category(chr(c)) == "Nd" and unicodedata.decimal(chr(c)) == 0)
+
+
+def in_script(text: str, zero: str) -> str:
+    """``text`` with its ASCII digits written in the script whose zero is ``zero``."""
+    return "".join(chr(ord(zero) + int(c)) if c.isascii() and c.isdigit() else c
+                   for c in text)
+
+
+def with_invisible(text: str, rng: random.Random, count: int) -> str:
+    characters = list(text)
+    for _ in range(count):
+        characters.insert(rng.randrange(len(characters) + 1), rng.choice(INVISIBLE))
+    return "".join(characters)
+
+
+def variants(rng: random.Random, per_needle: int = 3) -> list[tuple[str, str]]:
+    """(text, reason): for every needle, ``per_needle`` variants of each trick and one of all
+    at once; deterministic for a seeded ``rng``."""
+    out = []
+    for text, reason in NEEDLES.values():
+        for _ in range(per_needle):
+            out.append((with_invisible(text, rng, rng.randint(1, 4)), reason))
+            out.append((text.replace("-", rng.choice(DASHES)).replace(" ", rng.choice(SPACES)),
+                        reason))
+            if any(c.isdigit() for c in text):
+                out.append((in_script(text, rng.choice(ZEROS)), reason))
+                out.append(("".join(c + rng.choice(ON_DIGITS) if c.isdigit() else c
+                                    for c in text), reason))
+        mixed = in_script(text.replace("-", "\u2013").replace(" ", "\u00a0"), "\u0660")
+        out.append((with_invisible(mixed, rng, 3), reason))
+    return out
+
+
+class _PageText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.data.append(data)
+
+
+def page_text(page: str) -> list[str]:
+    """The text runs of ``page`` as ``html.parser`` reads them."""
+    parser = _PageText()
+    parser.feed(page)
+    parser.close()
+    return parser.data
