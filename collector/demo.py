@@ -100,10 +100,13 @@ class _StopRequest:
 
 
 def run_demo(config: Config, spec: SimulationSpec, speed: float, duration_s: float | None,
-             out: TextIO = sys.stderr) -> Engine:
+             out: TextIO | None = None) -> Engine:
     """Without ``judgments.file`` the demo scores its rankings against the simulator's own
     judgment set (``simulate --judgments-out``), and without ``clicks.examination_file`` it
-    weighs clicks by the simulated users' examination curve, so those metrics show too."""
+    weighs clicks by the simulated users' examination curve, so those metrics show too.
+    ``out``: where the live view goes (default: the standard error of the time of the call,
+    not of the import)."""
+    out = out or sys.stderr
     writer = StoreWriter.from_config(config)
     judgments = examination = None
     with tempfile.TemporaryDirectory() as directory:

@@ -37,6 +37,11 @@ class StoreUnavailable(StoreError):
     worth trying again later, unlike a URL or a missing driver; the message names it."""
 
 
+# raised by collector/sources/kafka/run.py
+class BrokersUnreachable(ConnectionError):
+    """No Kafka broker answered within ``kafka.connect_timeout_s``; the message names them."""
+
+
 # raised by collector/sources/files.py
 class InputError(OSError):
     """An input could not be read to its end; the message names it."""

@@ -20,6 +20,7 @@ from collector.exposition.metrics import Exposition
 from collector.exposition.summary import replay_summary
 from collector.ingest.deadletter import DeadLetterFile, DiscardWithCount
 from collector.privacy.redaction import redact
+from collector.progress import counted
 from collector.series.examination import ExaminationCollector
 from collector.sources.files import (
     Input,
@@ -90,6 +91,10 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         with open(metrics_out, "wb") as handle:
             handle.write(exposition(engine, inputs))
     summary = replay_summary(engine)
+    if len(inputs) > 1:  # all of them empty is the CLI's error; one of several, a warning
+        for source in inputs:
+            if not source.records and source.error is None:
+                log.warning("input %s: no records in it (empty)", input_name(source.path))
     if tracker is not None and tracker.held:
         summary["already_in_store"] = tracker.held
     repeated = repeated_ranges(inputs)
@@ -128,22 +133,22 @@ def repeated_ranges(inputs: list[Input]) -> dict[str, dict]:
 def feed(engine: Engine, paths: list[str], progress: bool = False,
          inputs: list[Input] | None = None, until: int | None = None,
          process: Callable[[Iterator[list[bytes]]], None] | None = None,
-         resumable: bool = False) -> str | None:
+         resumable: bool = False, label: str = "replay") -> str | None:
     """Every record of ``paths`` through ``engine`` (``process``: how, batch by batch; default
     each batch in turn), then close it; the message of an input that could not be read to its
     end (what was read before is applied), else None. ``inputs``: ``paths`` opened already;
     ``until``: where a resumed replay catches up (files.read_batches). ``resumable`` (a
     replay into a store): an input that breaks off ends every input there and the engine is
     not closed — the searches open at the break stay open, to be decided when the replay is
-    finished with the intact input, as one clean replay decides them."""
+    finished with the intact input, as one clean replay decides them. ``label``: the progress
+    bar's, the command's name."""
     batches = read_batches(inputs if inputs is not None else open_inputs(paths), until,
                            stop_at_break=resumable)
     run = process or (lambda records: _each(engine, records))
     input_error = None
     try:
         if progress:
-            with tqdm(total=input_size(paths), unit="B", unit_scale=True,
-                      desc="replay") as bar:
+            with counted(label, input_size(paths), "B", True) as bar:
                 run(_counting_bytes(batches, bar))
         else:
             run(batches)

@@ -33,9 +33,16 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+MAX_DAYS = 36_500  # a century back: further, a date is the way to say "everything"
+
+
 def period(text: str) -> str:
     """``--since``: days back from the newest day (``90d``) or a real calendar date."""
-    if _DAYS.fullmatch(text.strip()):
+    days = _DAYS.fullmatch(text.strip())
+    if days and int(days.group(1)) > MAX_DAYS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_DAYS}d back, got {text!r}: for everything, a date like 2000-01-01")
+    if days:
         return text.strip()
     if _DATE.fullmatch(text):
         try:
@@ -85,10 +92,21 @@ def count(text: str) -> int:
     return int(_bounded(value, text, value >= 0, "an integer >= 0"))
 
 
-def non_negative(text: str) -> float:
-    """A spread (``--user-click-sigma``): 0 is none."""
+MAX_SIGMA = 10.0  # e^10 ≈ 22,000 times the median: beyond it a draw overflows a float
+MAX_USERS = 10_000_000  # drawn up front, each with its state: beyond it memory runs out first
+
+
+def spread(text: str) -> float:
+    """A σ (``--user-click-sigma``): 0 is none."""
     value = _parsed(float, text)
-    return _bounded(value, text, 0 <= value < float("inf"), "a number >= 0")
+    return _bounded(value, text, 0 <= value <= MAX_SIGMA, f"a number from 0 to {MAX_SIGMA:g}")
+
+
+def users(text: str) -> int:
+    """``--users``: returning users, drawn when the simulation starts (0: none)."""
+    value = int(_parsed(int, text))
+    return int(_bounded(value, text, 0 <= value <= MAX_USERS,
+                        f"an integer from 0 to {MAX_USERS:,}"))
 
 
 def positive(text: str) -> float:
@@ -165,4 +183,6 @@ def unreadable(path: str) -> str | None:
         return "no such file"
     if not os.access(path, os.R_OK):
         return "not readable by this user"
-    return None
+    from collector.sources.files import misnamed
+
+    return misnamed(path)

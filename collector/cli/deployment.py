@@ -20,6 +20,7 @@ from collector.cli.options import (
     show_progress,
 )
 from collector.config import Setting, describe
+from collector.text_files import not_text
 
 # generate's flags that are shorthands for one alerts.deployment setting each
 DEPLOYMENT_FLAGS = ("runbook_base", "grafana_base", "pager_url", "ticket_url", "selector")
@@ -65,8 +66,12 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             log.error("input %s: %s", path, problem)
             return EXIT_INPUT
     if args.metrics:
-        with open(args.metrics, encoding="utf-8") as handle:
-            experiments = from_exposition(handle.read(), design.unit_buckets)
+        try:
+            with open(args.metrics, encoding="utf-8") as handle:
+                experiments = from_exposition(handle.read(), design.unit_buckets)
+        except UnicodeDecodeError as error:
+            log.error("input %s: %s", args.metrics, not_text(args.metrics, error))
+            return EXIT_INPUT
     else:
         progress = show_progress(args)
         experiments, input_error = from_logs(args.files, config, progress)
@@ -83,7 +88,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         log.error("%s", input_error)
         return EXIT_INPUT
     if not report["applications"]:
-        log.error("no experiment in the input: no search has a variant other than none")
+        log.error("no experiment in %s: no search has a variant other than none",
+                  args.metrics or ", ".join(args.files) or "the input")
         return EXIT_INPUT
     return EXIT_OK
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 import argparse
 import json
 
+from collector.cli import arguments as kind
 from collector.cli.judgments import judgments_request
 from collector.cli.options import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_REGRESSION,
     add_common,
+    add_progress,
     add_topic_files,
     log,
     read_settings,
+    show_progress,
 )
 from collector.errors import JudgmentsError
 
@@ -35,7 +38,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     config = read_settings(args, **{"evaluate.depth": args.k, "evaluate.margin": args.margin,
                                     "evaluate.measures": args.measure, "evaluate.gate": args.gate})
     request = EvaluateRequest(judgments_request(args, args.judgments), args.run, args.strata,
-                              args.top, gate_files=bool(args.junit or args.summary))
+                              args.top, gate_files=bool(args.junit or args.summary),
+                              progress=show_progress(args))
     try:
         result = run_evaluate(config, request)
     except JudgmentsError as exc:
@@ -95,7 +99,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--application", help="application of judgment rows whose file names none")
     p.add_argument("--strata", metavar="FILE",
                    help="query,stratum CSV (the feedback job's strata.csv; default strata.file)")
-    p.add_argument("--k", type=int, metavar="K",
+    p.add_argument("--k", type=kind.positive_int, metavar="K",
                    help="cut-off of the default measures, and the depth at which documents "
                         "entering or leaving a ranking are listed (evaluate.depth, default 10)")
     p.add_argument("--measure", action="append", metavar="MEASURE",
@@ -109,14 +113,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--margin", type=float,
                    help="largest tolerated drop of a rule without margin= (evaluate.margin, "
                         "default 0.01)")
-    p.add_argument("--top", type=int, default=10, metavar="N",
+    p.add_argument("--top", type=kind.count, default=10, metavar="N",
                    help="queries listed as worse and as better per gated slice (default 10; "
                         "--json lists every changed ranking)")
-    p.add_argument("--html", metavar="FILE", help="also write an HTML page")
-    p.add_argument("--junit", metavar="FILE",
+    p.add_argument("--html", metavar="FILE", type=kind.output_file,
+                   help="also write an HTML page")
+    p.add_argument("--junit", metavar="FILE", type=kind.output_file,
                    help="JUnit XML for CI: a test case per gated measure and slice")
-    p.add_argument("--summary", metavar="FILE",
+    p.add_argument("--summary", metavar="FILE", type=kind.output_file,
                    help="append the verdict as Markdown (e.g. \"$GITHUB_STEP_SUMMARY\")")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_progress(p)
     add_common(p)
     p.set_defaults(func=cmd_evaluate, files=[])

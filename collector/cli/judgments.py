@@ -12,10 +12,12 @@ from collector.cli.options import (
     EXIT_INPUT,
     EXIT_OK,
     add_common,
+    add_progress,
     add_topic_files,
     log,
     print_summary,
     read_settings,
+    show_progress,
 )
 from collector.errors import JudgmentsError
 
@@ -35,7 +37,8 @@ def cmd_judgments_import(args: argparse.Namespace) -> int:
 
     config = read_settings(args)
     try:
-        summary = run_import(config, judgments_request(args), Path(args.out))
+        summary = run_import(config, judgments_request(args), Path(args.out),
+                             show_progress(args))
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
@@ -56,7 +59,7 @@ def cmd_judgments_agreement(args: argparse.Namespace) -> int:
                                Path(args.disputed) if args.disputed else None, args.top)
     try:
         result = run_agreement(config, judgments_request(args), args.strata,
-                               args.automatic or [], outputs)
+                               args.automatic or [], outputs, show_progress(args))
     except JudgmentsError as exc:
         log.error("%s", exc)
         return EXIT_INPUT
@@ -100,6 +103,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     j.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
                    help="directory for the files")
     j.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_progress(j)
     add_common(j)
     j.set_defaults(func=cmd_judgments_import)
     j = judgments_sub.add_parser(
@@ -127,5 +131,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     j.add_argument("--top", type=kind.positive_int, default=20, metavar="N",
                    help="disputed pairs shown on the page (default 20; the CSV has all)")
     j.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_progress(j)
     add_common(j)
     j.set_defaults(func=cmd_judgments_agreement)

@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from collector.cli import arguments as kind
@@ -22,7 +23,7 @@ from collector.cli.options import (
     read_settings,
     show_progress,
 )
-from collector.errors import ConfigError
+from collector.errors import BrokersUnreachable, ConfigError
 
 # The demo's web application searches as you type, and a crawler and an uptime monitor search
 # it: the largest application, on the experiment, where the public finds them (README.md).
@@ -60,6 +61,27 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if "input_error" in summary:  # what was read before it is counted above and kept
         log.error("%s", summary["input_error"])
         return EXIT_INPUT
+    return _valid_records(summary, args.files, args.dlq)
+
+
+def _valid_records(summary: dict[str, Any], files: list[str], dlq: str | None) -> int:
+    """A replay that read nothing, or nothing valid, is no success (exit 3): the wrong file, an
+    export that failed. Some invalid records among valid ones are normal in real traffic (a
+    warning with the count; each is kept in --dlq with its reason)."""
+    names = ", ".join(files)
+    records, invalid = summary["records"], summary["invalid_records"]
+    kept = (f"each kept with its reason in {dlq}" if dlq
+            else "--dlq FILE keeps each with its reason")
+    if not records and not summary.get("already_in_store"):
+        log.error("input %s: no records in it (empty): nothing replayed", names)
+        return EXIT_INPUT
+    if records and invalid == records:
+        log.error("input %s: none of the %d records is a valid UBI record (invalid_records; "
+                  "%s): is it a UBI log?", names, records, kept)
+        return EXIT_INPUT
+    if invalid:
+        log.warning("input %s: %d of %d records were invalid and not counted "
+                    "(invalid_records; %s)", names, invalid, records, kept)
     return EXIT_OK
 
 
@@ -84,6 +106,9 @@ def _spec(args: argparse.Namespace) -> Any:
             spec.start = time.time()
         elif args.start:
             spec.start = time.time() - parse_duration(args.start.removeprefix("-"))
+            if not spec.start > 0:
+                raise ValueError(f"--start {args.start}: before 1970; at most "
+                                 f"{time.time() // 86400:.0f}d back")
         if getattr(args, "duration", None):
             parse_duration(args.duration)
     except ValueError as exc:
@@ -91,21 +116,44 @@ def _spec(args: argparse.Namespace) -> Any:
     return spec
 
 
+def _sessions_shown(simulator: Any, records: Iterator[Any], shown: bool) -> Iterator[Any]:
+    """``records``, with a bar of the sessions simulated so far (looked at every few thousand
+    records: the bar costs nothing per record)."""
+    if not shown:
+        yield from records
+        return
+    from collector.progress import counted
+
+    with counted("simulate", simulator.spec.sessions, "sessions", True) as bar:
+        for number, record in enumerate(records):
+            if not number & 0xFFF:
+                bar.update(simulator.sessions_started - bar.n)
+            yield record
+        bar.update(simulator.spec.sessions - bar.n)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from collector.sources.simulator import Simulator
 
+    config = read_settings(args)  # --config and --set checked even when only --kafka reads them
     simulator = Simulator(_spec(args))
+    shown = show_progress(args)
     if args.kafka:
         from collector.sources.kafka.producer import produce
 
         if args.pace:
             simulator.spec.start = time.time()
         records = simulator.paced(args.pace) if args.pace else simulator.records()
-        produce(records, args.kafka, args.topic or "ubi", args.security_config, read_settings(args))
+        try:
+            produce(_sessions_shown(simulator, records, shown), args.kafka,
+                    args.topic or "ubi", args.security_config, config)
+        except BrokersUnreachable as error:
+            log.error("%s", error)
+            return EXIT_INPUT
     else:
         out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
         try:
-            for line in simulator.records():
+            for line in _sessions_shown(simulator, simulator.records(), shown):
                 out.write(line)
         finally:
             if out is not sys.stdout.buffer:
@@ -135,7 +183,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
         "http.port": args.metrics_port, "ordering.idle_s": args.idle,
         "store.url": args.store, "judgments.file": args.judgments,
         "clicks.examination_file": args.examination, **_web(args)})
-    run_collector(config)
+    try:
+        run_collector(config)
+    except BrokersUnreachable as error:
+        log.error("%s", error)
+        return EXIT_INPUT
     return EXIT_OK
 
 
@@ -247,14 +299,14 @@ def _simulation(parser: argparse.ArgumentParser, sessions: int,
     parser.add_argument("--lull", action="append", metavar="START+DURATION",
                         help="traffic stops at START (event time) for DURATION, e.g. 10m+20m; "
                              "sessions already started run on (repeatable)")
-    parser.add_argument("--users", type=kind.count, default=default_users,
+    parser.add_argument("--users", type=kind.users, default=default_users,
                         help="returning users the sessions are drawn from, each in one "
                              "variant, with log-normal activity and its own click propensity "
                              "(clustered traffic); 0: a new client per session (default "
                              f"{default_users:,})")
-    parser.add_argument("--user-activity-sigma", type=kind.non_negative, default=1.0,
+    parser.add_argument("--user-activity-sigma", type=kind.spread, default=1.0,
                         help="σ of the users' log-normal activity (default 1)")
-    parser.add_argument("--user-click-sigma", type=kind.non_negative, default=0.8,
+    parser.add_argument("--user-click-sigma", type=kind.spread, default=0.8,
                         help="σ of the users' click propensity on the logit scale (default 0.8)")
     parser.add_argument("--treatment-click-effect", type=kind.click_effect, default=0.0,
                         help="a known effect: the treatment's click probability plus this "
@@ -326,6 +378,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="produce in real time from now, event time SPEED × the clock")
     p.add_argument("--security-config", action="store_true",
                    help="take the kafka.security_* / sasl / ssl settings from the config")
+    add_progress(p)
     add_common(p)
     p.set_defaults(func=cmd_simulate)
 

@@ -118,8 +118,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "(default clicks.examination_file)")
     p.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
                    help="directory for the files")
-    p.add_argument("--seed", type=int, default=1,
-                   help="seed of the calibration sample (same seed, same output)")
+    p.add_argument("--seed", type=kind.count, default=1,
+                   help="seed of the calibration sample (same seed, same output; >= 0)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_progress(p)
     add_store(p, "the per-query aggregates to mine (read only):")

@@ -14,6 +14,7 @@ from collector.config.environment import unknown_variables
 from collector.config.settings import BY_KEY, FOREIGN_SECTIONS, MOVED, SETTINGS, Setting
 from collector.errors import ConfigError
 from collector.privacy.redaction import redact
+from collector.text_files import not_text
 
 
 class Config(Mapping[str, Any]):
@@ -110,6 +111,8 @@ def _file_layer(path: str | os.PathLike[str]) -> dict[str, Any]:
             return _flatten(tomllib.load(handle))
     except OSError as exc:
         raise ConfigError(f"config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path}: {not_text(path, exc)}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
 

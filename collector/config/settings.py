@@ -263,7 +263,7 @@ SETTINGS: tuple[Setting, ...] = (
             "against the humans, not as human raters.", None),
     Setting("evaluate.depth", int, 10, "k of `evaluate`'s default measures (NDCG@k, ERR@k, "
             "P@k, R@k, judged@k) and the depth at which it lists documents entering or leaving "
-            "a ranking.", must.positive),
+            "a ranking.", must.rank),
     Setting("evaluate.measures", list, [],
             "`evaluate`'s measures as ir_measures names them (nDCG@10, R@100, P(rel=2)@5, "
             "ERR@10); empty: the default set at evaluate.depth.", must.measures),
@@ -310,6 +310,10 @@ SETTINGS: tuple[Setting, ...] = (
             "LogAppendTime) is when it arrived, and a device clock that disagrees with it is "
             "corrected per record; ignore: for producers that copy the device's time into "
             "CreateTime.", must.record_timestamps),
+    Setting("kafka.connect_timeout_s", float, 300.0,
+            "`collect` exits with code 3 when no broker answered within this many seconds of "
+            "its start (each attempt logged, /readyz 503 meanwhile); 0: retry for ever.",
+            must.non_negative),
     Setting("kafka.session_timeout_s", float, 45.0,
             "A member silent this long loses its partitions (a restart under the same "
             "instance id takes them back at once: static membership).", must.positive),

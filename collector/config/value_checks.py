@@ -15,8 +15,19 @@ def positive(value: float) -> str | None:
     return None if 0 < value < float("inf") else "must be a finite number > 0"
 
 
+MAX_RANK = 10_000
+
+
+def rank(value: int) -> str | None:
+    """A cut-off in a ranking: no ranker returns more, and trec_eval's cut-offs stop at int64
+    (a huge one failed as a KeyError deep inside the measures)."""
+    return None if 0 < value <= MAX_RANK else f"must be a rank between 1 and {MAX_RANK:,}"
+
+
 def non_negative(value: float) -> str | None:
-    return None if value >= 0 else "must be >= 0"
+    """A count, a margin, a timeout where 0 is a choice (none, off, for ever); ``inf`` is
+    refused as in :func:`positive` (an infinite margin is a gate that never fails)."""
+    return None if 0 <= value < float("inf") else "must be a finite number >= 0"
 
 
 def share(value: float) -> str | None:

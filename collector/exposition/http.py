@@ -45,6 +45,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from collector.config import Config
 from collector.errors import ConfigError, WebConfigError
 from collector.exposition.basic_auth import BasicAuth, Verdict
+from collector.text_files import not_text
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ def _web_config_mapping(path: str) -> dict[str, Any]:
     option we ignored silently (http_server_config, say) would be a setting that does nothing."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as error:
+        raise WebConfigError(f"web config {path}: {not_text(path, error)}") from None
     except (OSError, yaml.YAMLError) as error:
         raise WebConfigError(f"web config {path}: {error}") from None
     if not isinstance(data, dict):
@@ -133,8 +136,9 @@ class MetricsServer:
             self._pool.shutdown()
             raise ConfigError(
                 f"http.port {port} on {host}: cannot listen ({error.strerror}): choose a free "
-                "port (--metrics-port, --port, --web.listen-address or http.port; 0 picks "
-                "one) or an address of this machine (http.host)") from None
+                "port (http.port: collect's --metrics-port, demo's --port, or "
+                "--web.listen-address; 0 picks one) or an address of this machine "
+                "(http.host)") from None
         self.port: int = self._socket.getsockname()[1]
         self._config = ServerConfig()
         self._config.bind = [f"fd://{self._socket.fileno()}"]

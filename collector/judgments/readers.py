@@ -43,6 +43,7 @@ from urllib.parse import unquote
 from collector.errors import JudgmentsError
 from collector.judgments.judgment_set import COLUMNS, JudgmentSet
 from collector.outcomes import normalize_query
+from collector.text_files import not_text
 
 log = logging.getLogger(__name__)
 BOOK_NAME_SEPARATOR = " · searchpulse "
@@ -136,10 +137,15 @@ class Reading:
 
 
 def _numbered_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    with open(path, encoding="utf-8-sig") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if line.strip() and not line.startswith("#"):
-                yield line_number, line.rstrip("\n")
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            for line_number, line in enumerate(handle, start=1):
+                if line.strip() and not line.startswith("#"):
+                    yield line_number, line.rstrip("\n")
+    except UnicodeDecodeError as error:
+        raise JudgmentsError(f"{path}: {not_text(path, error)}") from None
+    except OSError as error:
+        raise JudgmentsError(f"{path}: {error.strerror}") from None
 
 
 def _two_columns(path: str | Path, what: str) -> dict[str, str]:
@@ -149,6 +155,9 @@ def _two_columns(path: str | Path, what: str) -> dict[str, str]:
         if not sep or not value.strip():
             raise JudgmentsError(f"{path}:{line_number}: expected TOPIC<TAB>{what}")
         table[key.strip()] = value.split("\t")[0]
+    if not table:
+        raise JudgmentsError(f"{path}: no TOPIC<TAB>{what} line in it (empty): is it the "
+                             "topics file the feedback job wrote (trec/topics.tsv)?")
     return table
 
 
@@ -290,14 +299,19 @@ def _read_qrels(path: str | Path, sources: Sources, rater: str, reading: Reading
 
 
 def read_judgments(paths: Iterable[str | Path], sources: Sources, max_grade: int) -> Reading:
-    """Every file of ``paths`` into one reading (format by content)."""
+    """Every file of ``paths`` into one reading (format by content). A file that holds no row
+    at all, judged or not (empty, a header alone), is refused by name: it is the wrong file or
+    an export that failed, and read as nothing it would quietly judge nothing."""
     reading = Reading(max_grade)
     for path in paths:
+        before = len(reading.rows) + reading.not_judged.total()
         try:
             _read_file(path, sources, reading)
+            if len(reading.rows) + reading.not_judged.total() == before:
+                raise JudgmentsError(f"{path}: holds no judgments (an empty file, or a header "
+                                     "alone): is it the file the judges' tool exported?")
         except UnicodeDecodeError as error:
-            raise JudgmentsError(f"{path}: not UTF-8 text ({error.reason} at byte "
-                                 f"{error.start})") from None
+            raise JudgmentsError(f"{path}: {not_text(path, error)}") from None
         except OSError as error:
             raise JudgmentsError(f"{path}: {error.strerror}") from None
     if reading.regraded:
@@ -338,6 +352,9 @@ def read_run_rankings(path: str | Path, topics: dict[str, str] | None
                 f"{path}:{line_number}: rank {rank!r} is not an integer") from None
         query = topic if topics is None else _topic_query(path, line_number, topic, topics)
         ranked.setdefault((topic, query), []).append((position, unquote(document)))
+    if not ranked:
+        raise JudgmentsError(f"{path}: no TREC run line in it (empty): is it the run the "
+                             "ranker wrote?")
     return {key: list(dict.fromkeys(document for _, document in sorted(entries)))
             for key, entries in ranked.items()}
 

@@ -16,6 +16,7 @@ import re2
 from collector.errors import StrataError
 from collector.outcomes import normalize_query
 from collector.series.quality import HEAD, KNOWN_ITEM, STRATA, TAIL, TORSO
+from collector.text_files import not_text
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
     from collector.config import Config
@@ -50,6 +51,13 @@ _UNSET = -1
 
 def load_strata_csv(path: str | Path) -> dict[str, int]:
     """Read ``query,stratum`` rows (header required); queries are normalized on load."""
+    try:
+        return _strata_rows(path)
+    except UnicodeDecodeError as error:
+        raise StrataError(f"{path}: {not_text(path, error)}") from None
+
+
+def _strata_rows(path: str | Path) -> dict[str, int]:
     table: dict[str, int] = {}
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
@@ -64,8 +72,11 @@ def load_strata_csv(path: str | Path) -> dict[str, int]:
 
 
 def load_titles(path: str | Path) -> set[str]:
-    with open(path, encoding="utf-8") as handle:
-        return {normalize_query(line) for line in handle if line.strip()}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {normalize_query(line) for line in handle if line.strip()}
+    except UnicodeDecodeError as error:
+        raise StrataError(f"{path}: {not_text(path, error)}") from None
 
 
 class HeavyHitters:

@@ -52,6 +52,9 @@ _COMPRESSED: tuple[tuple[bytes, Callable[[IO[bytes]], IO[bytes]]], ...] = (
     (b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
     (b"BZh", bz2.BZ2File), (b"\x28\xb5\x2f\xfd", zstd.ZstdFile))
 _READ_ERRORS = (OSError, EOFError, zlib.error, zstd.ZstdError)
+# What a file's name says it is compressed with: its first bytes must say so too.
+_NAMED = {".gz": (b"\x1f\x8b", "gzip"), ".bz2": (b"BZh", "bzip2"),
+          ".zst": (b"\x28\xb5\x2f\xfd", "zstd"), ".zstd": (b"\x28\xb5\x2f\xfd", "zstd")}
 
 
 
@@ -301,12 +304,36 @@ class Input:
 
 
 
+def misnamed(path: str) -> str | None:
+    """Why a file whose name says it is compressed (``.gz``, ``.bz2``, ``.zst``) is not, or
+    None. Its content is told by its first bytes, but a ``.gz`` that holds plain text is a
+    mistake upstream (a log renamed, a download a client decompressed on the way, the wrong
+    file copied): refused by name, rather than read as if it were the archive."""
+    if path == "-":
+        return None
+    named = _NAMED.get(os.path.splitext(path)[1].lower())
+    if named is None:
+        return None
+    magic, kind = named
+    with open(path, "rb") as handle:
+        start = handle.read(len(magic))
+    if start == magic:
+        return None
+    what = "is empty" if not start else f"does not start as {kind} does ({start!r})"
+    return (f"named {kind} but {what}: compress it, or name it without "
+            f"{os.path.splitext(path)[1]}")
+
+
 @contextmanager
 def _opened(path: str) -> Iterator[IO[bytes]]:
-    """The input's records' bytes (standard input is read, never closed)."""
+    """The input's records' bytes (standard input is read, never closed); a file whose name
+    says it is compressed must be (:func:`misnamed`)."""
     if path == "-":
         yield _decompressing(sys.stdin.buffer)
         return
+    wrong = misnamed(path)
+    if wrong:
+        raise InputError(wrong)
     with open(path, "rb", buffering=0) as raw:  # a plain file: one read() per chunk, no copy
         if raw.seekable():
             start = raw.read(4)

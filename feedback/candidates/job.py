@@ -96,6 +96,16 @@ def period_of(store: QueryStore, url: str, since: str, until: date | None,
     return since_day(since, until), until
 
 
+def after_newest(url: str, since: str, until: date) -> str | None:
+    """Why a period holds nothing when it starts after the store's newest day, or None (the
+    store holds data: the fix is an earlier --since, not another collector run)."""
+    if since <= until.isoformat():
+        return None
+    return (f"store {redact(url)}: the period starts on {since}, after the newest day the store "
+            f"holds ({until}): pass an earlier --since (a date up to {until}, or days back from "
+            "it like 90d)")
+
+
 def since_day(since: str, until: date) -> str:
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
         return since
@@ -211,8 +221,9 @@ def _mine(config: Config, request: FeedbackRequest, inputs: _Inputs, store: Quer
                              allow_incomplete=config["store.allow_incomplete"])
     applications = store.application_totals(since)
     if applications.empty:
-        raise FeedbackError(f"store {redact(request.store)} holds no per-query aggregates "
-                            f"since {since}: run the collector with --store first")
+        raise FeedbackError(after_newest(request.store, since, until) or (
+            f"store {redact(request.store)} holds no per-query aggregates since {since}: run "
+            "the collector with --store first"))
     total = int(applications["searches"].sum())
     frame = store.totals(since, config["feedback.min_searches"])
     volume = store.query_volumes(since, _MIN_STRATUM_VOLUME)

@@ -30,7 +30,7 @@ from collector.privacy.redaction import redact
 from collector.store.query_stats import position_key
 from collector.store.query_store import QueryPositions, open_store
 from feedback.candidates import handoff, outputs
-from feedback.candidates.job import period_of, since_day
+from feedback.candidates.job import after_newest, period_of, since_day
 from feedback.candidates.release import FeedbackRelease
 from feedback.clicks import click_model
 
@@ -214,8 +214,9 @@ def run_clicks(config: Config, request: ClicksRequest) -> dict[str, Any]:
         pairs = read_pairs(store.positions(since), depth)
         steps.update()
         if not pairs.keys:
-            raise ClicksError(f"store {redact(request.store)} holds no impressions per "
-                              f"position since {since} (written by searchpulse ≥ 0.6)")
+            raise ClicksError(after_newest(request.store, since, until) or (
+                f"store {redact(request.store)} holds no impressions per position since "
+                f"{since} (written by searchpulse ≥ 0.6)"))
         steps.set_postfix_str("fitting")
         warm_path = request.warm_start or request.out / EXAMINATION_FILE
         warm = read_warm_start(warm_path, pairs.applications, depth)

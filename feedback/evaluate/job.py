@@ -16,6 +16,7 @@ from collector.errors import ConfigError, GateError, MeasureError
 from collector.judgments.gate import Rule
 from collector.judgments.gate import rules as gate_rules
 from collector.judgments.measures import defaults, parse
+from collector.progress import Steps
 from feedback.evaluate import ci_report
 from feedback.evaluate.report import page
 from feedback.evaluate.scoring import evaluate, read_rankings
@@ -29,6 +30,7 @@ class EvaluateRequest:
     strata: str | None = None
     top: int = 10  # worse and better queries listed per gated slice
     gate_files: bool = False  # JUnit XML or a summary asked for: they need a comparison
+    progress: bool = False  # a bar of the steps on stderr
 
 
 @dataclass
@@ -65,19 +67,27 @@ def run_evaluate(config: Config, request: EvaluateRequest) -> dict[str, Any]:
     if request.gate_files and len(request.runs) != 2:
         raise ConfigError("--junit / --summary: the gate needs two runs (--run A --run B)")
     measures, rules = measures_and_rules(config)
-    sources = replace(sources_of(request.judgments), topic_ids_as_queries=True)
-    final = read(config, request.judgments, sources).judgment_set().final()
-    runs = [read_rankings(path, sources.topics, sources.topic_applications)
-            for path in request.runs]
-    queries = set(final["query"])
-    for run in runs:
-        queries.update(key[1] for key in run.ranked)
-    strata = query_strata(config, pd.Index(sorted(queries)), request.strata)
-    if sources.topics is None:
-        ids = {key[1] for run in runs if run.topic_ids for key in run.ranked}
-        strata[strata.index.isin(ids)] = "unclassified"
-    return evaluate(runs, final, strata, measures, rules, config["evaluate.depth"],
-                    config["judgments.max_grade"], request.top)
+    reading = [f"reading {Path(path).name}" for path in request.runs]
+    with Steps("evaluate", ["reading judgments", *reading, "strata", "scoring"],
+               request.progress) as steps:
+        steps.begin("reading judgments")
+        sources = replace(sources_of(request.judgments), topic_ids_as_queries=True)
+        final = read(config, request.judgments, sources).judgment_set().final()
+        runs = []
+        for path, step in zip(request.runs, reading, strict=True):
+            steps.begin(step)
+            runs.append(read_rankings(path, sources.topics, sources.topic_applications))
+        steps.begin("strata")
+        queries = set(final["query"])
+        for run in runs:
+            queries.update(key[1] for key in run.ranked)
+        strata = query_strata(config, pd.Index(sorted(queries)), request.strata)
+        if sources.topics is None:
+            ids = {key[1] for run in runs if run.topic_ids for key in run.ranked}
+            strata[strata.index.isin(ids)] = "unclassified"
+        steps.begin("scoring" if len(runs) == 1 else "scoring and comparing")
+        return evaluate(runs, final, strata, measures, rules, config["evaluate.depth"],
+                        config["judgments.max_grade"], request.top)
 
 
 def labels(runs: list[str]) -> list[str]:

@@ -34,6 +34,8 @@ from collector.judgments import measures as measure_set
 from collector.judgments.gate import Rule
 from collector.judgments.readers import read_run_rankings
 from collector.outcomes import normalize_query
+from collector.privacy.redaction import redact
+from collector.sources.files import misnamed
 from collector.store.query_stats import position_key
 from collector.store.query_store import open_store
 from feedback.evaluate import query_changes
@@ -113,11 +115,29 @@ def modal_ranking(shown_at: dict[str, int]) -> list[str]:
 def read_rankings(path: str | Path, topics: dict[str, str] | None,
                   topic_applications: dict[str, str]) -> Rankings:
     """A store URL, a UBI log (JSON lines) or a TREC run file (by content). Without topics, a
-    TREC run's topic ids stand for its queries (as trec_eval reads it against qrels)."""
+    TREC run's topic ids stand for its queries (as trec_eval reads it against qrels). One that
+    holds no ranking is refused by name: scored as nothing, it would pass any gate."""
+    rankings = _rankings(path, topics, topic_applications)
+    if not rankings.ranked:
+        rejected = sum(rankings.rejected.values())
+        raise JudgmentsError(
+            f"{redact(str(path))}: no ranking to score (no TREC run line, no first-page search "
+            f"with hit ids{f'; {rejected:,} records rejected' if rejected else ''})")
+    return rankings
+
+
+def _rankings(path: str | Path, topics: dict[str, str] | None,
+              topic_applications: dict[str, str]) -> Rankings:
     if str(path).startswith(STORE_SCHEMES):
         return read_store(str(path))
+    wrong = misnamed(str(path))
+    if wrong:
+        raise JudgmentsError(f"{path}: {wrong}")
     with open(path, "rb") as handle:
         start = handle.read(4096).lstrip()[:1]
+    if not start:
+        raise JudgmentsError(f"{path}: empty: no ranking to score (is it the run the ranker "
+                             "wrote?)")
     if start == b"{":
         return read_log(path)
     return Rankings({(topic_applications.get(topic, ""), normalize_query(query), ""): documents
@@ -327,6 +347,9 @@ def evaluate(runs: Sequence[Rankings], final: pd.DataFrame, strata: pd.Series,
 
 def _nothing_judged(run: Rankings, final: pd.DataFrame) -> str:
     what = f"none of the {len(run.ranked):,} rankings has a judged query"
+    if final.empty:
+        return (f"{what}: the judgments hold no real grade (every row unrated, unrateable or "
+                "-1: see the counts of `searchpulse judgments import`)")
     if run.topic_ids:
         return (f"{what}: this TREC run names topics by id and no judged query is one of its "
                 "ids; pass --topics FILE (id<TAB>query) to map them to the judgments' queries")

@@ -50,7 +50,7 @@ def from_logs(paths: list[str], config: Config, progress: bool = False
     whole_log = dict(config)
     whole_log["experiments.unit_window_s"] = math.inf
     engine = Engine(Config(whole_log, config.sources))
-    error = feed(engine, paths, progress)
+    error = feed(engine, paths, progress, label="experiments")
     return engine.view(release=False).experiments, error
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from collector.config import Config
 from collector.control_characters import json_text
+from collector.errors import JudgmentsError, StrataError
 from collector.judgments.judgment_set import JudgmentSet, round_half_up
 from collector.judgments.readers import (
     Reading,
@@ -20,6 +21,7 @@ from collector.judgments.readers import (
     read_topic_applications,
     read_topics,
 )
+from collector.progress import Steps
 from collector.series.quality import STRATA
 from collector.series.strata import StrataClassifier, load_strata_csv
 from feedback.candidates import handoff
@@ -72,18 +74,23 @@ def _topic_ids(final: pd.DataFrame, sources: Sources) -> dict[tuple[str, str], s
     return {key: topic for key, topic in ids.items() if key in present}
 
 
-def run_import(config: Config, request: JudgmentsRequest, out: Path) -> dict[str, Any]:
+def run_import(config: Config, request: JudgmentsRequest, out: Path,
+               progress: bool = False) -> dict[str, Any]:
     """Read every file into one set; write ``judgments.csv`` and the final grades for each
-    tool. Returns the summary."""
-    sources = sources_of(request)
-    reading = read(config, request, sources)
-    judgments = reading.judgment_set()
-    out.mkdir(parents=True, exist_ok=True)
-    judgments.write(out / "judgments.csv")
-    final = judgments.final()
-    directories = handoff.prepare(out)
-    written = handoff.write_ratings(directories, final, _topic_ids(final, sources),
-                                    "imported judgments")
+    tool. Returns the summary. ``progress``: a bar of the steps on stderr."""
+    with Steps("judgments import", ["reading", "final grades", "writing"], progress) as steps:
+        steps.begin(f"reading {len(request.files)} files")
+        sources = sources_of(request)
+        reading = read(config, request, sources)
+        judgments = reading.judgment_set()
+        out.mkdir(parents=True, exist_ok=True)
+        judgments.write(out / "judgments.csv")
+        steps.begin("final grades")
+        final = judgments.final()
+        steps.begin("writing")
+        directories = handoff.prepare(out)
+        written = handoff.write_ratings(directories, final, _topic_ids(final, sources),
+                                        "imported judgments")
     return {
         "files": len(request.files),
         "grades": len(judgments),
@@ -106,7 +113,12 @@ def query_strata(config: Config, queries: pd.Index, strata_file: str | None) -> 
     queries tail; without a strata file, "unclassified"."""
     classifier = StrataClassifier.from_config(config)
     if strata_file:
-        classifier.table = load_strata_csv(strata_file)
+        try:  # the command's input file (not strata.file, a setting): unusable is exit 3
+            classifier.table = load_strata_csv(strata_file)
+        except StrataError as error:
+            raise JudgmentsError(str(error)) from None
+        except OSError as error:
+            raise JudgmentsError(f"{strata_file}: {error.strerror}") from None
     codes = [classifier.text(q).fixed_stratum for q in queries]
     return pd.Series([STRATA[c] if c >= 0 else UNCLASSIFIED for c in codes], index=queries,
                      dtype=object)
@@ -137,10 +149,23 @@ class AgreementOutputs:
 
 
 def run_agreement(config: Config, request: JudgmentsRequest, strata_file: str | None,
-                  automatic: Sequence[str], outputs: AgreementOutputs) -> dict[str, Any]:
-    reading = read(config, request)
-    judgments = reading.judgment_set()
-    panel = measure(config, judgments, strata_file, automatic)
+                  automatic: Sequence[str], outputs: AgreementOutputs,
+                  progress: bool = False) -> dict[str, Any]:
+    """The agreement result; the page and the disputed pairs' CSV when ``outputs`` asks.
+    ``progress``: a bar of the steps on stderr."""
+    with Steps("judgments agreement", ["reading", "measuring", "writing"], progress) as steps:
+        steps.begin(f"reading {len(request.files)} files")
+        reading = read(config, request)
+        judgments = reading.judgment_set()
+        steps.begin("measuring")
+        panel = measure(config, judgments, strata_file, automatic)
+        steps.begin("writing")
+        return _agreement_result(config, reading, judgments, panel, automatic, outputs)
+
+
+def _agreement_result(config: Config, reading: Reading, judgments: JudgmentSet,
+                      panel: agreement_report.Panel, automatic: Sequence[str],
+                      outputs: AgreementOutputs) -> dict[str, Any]:
     summary = {"grades": len(judgments), "raters": judgments.raters,
                "automatic_raters": sorted(automatic or config["judgments.automatic_raters"]),
                "min_pairs": config["judgments.min_pairs"],

@@ -112,9 +112,10 @@ def test_the_parts_of_the_collector_import_each_other_without_a_cycle() -> None:
 
 def test_the_judgment_package_sits_below_the_stages() -> None:
     """collector/judgments/ reads and checks judgment files for the live scorer, the settings and
-    the feedback jobs alike: of the collector it uses only the error classes and the query
-    normalization every stage shares."""
-    shared = {"collector.errors", "collector.outcomes"}
+    the feedback jobs alike: of the collector it uses only the error classes, the query
+    normalization and the account of a file that is not text (text_files), which every stage
+    shares."""
+    shared = {"collector.errors", "collector.outcomes", "collector.text_files"}
     for path in sorted((ROOT / "collector" / "judgments").glob("*.py")):
         project = {name for name in _imports(path) if name.split(".")[0] == "collector"}
         assert {name for name in project - shared

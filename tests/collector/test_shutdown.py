@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -52,6 +54,48 @@ def test_collect_without_a_reachable_broker_obeys_sigterm_within_5_s(after_s, tm
     assert process.returncode == 0, log.read_text()[-3000:]
     assert "SIGTERM: stopping" in log.read_text()
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+
+
+def _readyz(port: int) -> tuple[int, str] | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+@pytest.mark.slow  # ~9 s: the connect timeout runs out
+def test_collect_without_a_broker_is_not_ready_says_so_per_attempt_and_exits_3(tmp_path):
+    """A broker nobody runs (a free port): /readyz answers 503 naming the brokers, every
+    failed attempt is a line of ours (not only kafka-python's), and after
+    kafka.connect_timeout_s the process ends with exit 3 and one error naming the setting."""
+    port, broker = free_port(), f"127.0.0.1:{free_port()}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers", broker,
+         "--topic", "ubi", "--metrics-port", str(port), "--set", "kafka.connect_timeout_s=8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        answers = []
+        while process.poll() is None:
+            answer = _readyz(port)
+            if answer is not None:
+                answers.append(answer)
+            time.sleep(0.2)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 3, err[-3000:]
+    assert answers and all(code == 503 for code, _ in answers), answers
+    assert answers[-1][1].startswith(f"connecting to Kafka at {broker}: "), answers[-1]
+    ours = [line for line in err.splitlines() if "collector.sources.kafka.run" in line]
+    assert len(ours) >= 2 and all(f"Kafka at {broker} unreachable" in line and "retrying in"
+                                  in line for line in ours), err[-3000:]
+    errors = [line for line in err.splitlines() if " ERROR searchpulse: " in line]
+    assert len(errors) == 1 and "kafka.connect_timeout_s = 8 s" in errors[0], err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
 
 
 def _demo(tmp_path, ignore_sigint: bool) -> subprocess.Popen:

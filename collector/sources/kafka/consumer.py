@@ -71,7 +71,8 @@ SHUTDOWN_STEP_S = 0.5
 
 
 class KafkaCollector(ConsumerRebalanceListener):
-    def __init__(self, config: Config, topics: list[str] | None = None) -> None:
+    def __init__(self, config: Config, topics: list[str] | None = None,
+                 bootstrap_timeout_s: float | None = None) -> None:
         self.config = config
         self.topics = topics or config["kafka.topics"]
         self.instance = config["kafka.instance_id"] or socket.gethostname()
@@ -97,6 +98,8 @@ class KafkaCollector(ConsumerRebalanceListener):
         try:  # each step may wait for the brokers, and fail
             self.writer = StoreWriter.from_config(config)
             options = client_options(config)
+            if bootstrap_timeout_s is not None:  # kafka-python's default: 30 s per client
+                options["bootstrap_timeout_ms"] = max(1, int(bootstrap_timeout_s * 1000))
             self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
                                           client_id=f"searchpulse-{self.instance}")
             self.consumer = KafkaConsumer(

@@ -1,5 +1,6 @@
-"""Process wiring of `searchpulse collect`: HTTP first, then connect with backoff, run, stop
-(within ``Shutdown.GRACE_S`` of SIGTERM, whatever the brokers do)."""
+"""Process wiring of `searchpulse collect`: HTTP first, then connect with backoff (one line
+per attempt; given up after ``kafka.connect_timeout_s``), run, stop (within
+``Shutdown.GRACE_S`` of SIGTERM, whatever the brokers do)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import logging
 import os
 import signal
 import threading
+import time
 
 from kafka.errors import KafkaError
 from prometheus_client import CollectorRegistry, ProcessCollector
 
 from collector.config import Config
+from collector.errors import BrokersUnreachable
 from collector.exposition.http import MetricsServer
 from collector.exposition.metrics import Exposition
 from collector.exposition.view import View
@@ -28,6 +31,7 @@ class _Holder:
     """The collector, once connected; /metrics and /readyz work before that."""
 
     source: KafkaCollector | None = None
+    connecting = "connecting to Kafka"  # what /readyz says until connected
 
     def view(self) -> View:
         if self.source is None:
@@ -35,7 +39,7 @@ class _Holder:
         return self.source.exposed
 
     def ready(self) -> tuple[bool, str]:
-        return self.source.ready() if self.source else (False, "connecting to Kafka")
+        return self.source.ready() if self.source else (False, self.connecting)
 
 
 class Shutdown:
@@ -54,8 +58,13 @@ class Shutdown:
         self._deadline: threading.Timer | None = None
 
     def install(self) -> None:
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
+        self._previous = {number: signal.signal(number, self._on_signal)
+                          for number in (signal.SIGTERM, signal.SIGINT)}
+
+    def uninstall(self) -> None:
+        """The handlers before :meth:`install` (``collect`` run in-process, as tests do)."""
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
 
     def _on_signal(self, number: int, _frame: object) -> None:
         self.stop.set()
@@ -80,16 +89,37 @@ class Shutdown:
         os._exit(0)
 
 
+# Each attempt waits at most this long for a first broker (twice the backoff before it, from
+# 2 s; kafka-python's own bootstrap waits 30 s, logging only its own lines): one line of ours
+# per attempt, and a timeout kept to.
+ATTEMPT_S = 10.0
+
+
 def _connect(config: Config, holder: _Holder, shutdown: Shutdown) -> None:
-    """Connect, retrying with backoff, until connected (a signal meanwhile ends the process:
-    Shutdown)."""
+    """Connect, retrying with backoff, one warning per failed attempt, until connected; after
+    ``kafka.connect_timeout_s`` (0: never) :class:`BrokersUnreachable` (a signal meanwhile
+    ends the process: Shutdown)."""
+    servers = config["kafka.bootstrap_servers"]
+    limit = config["kafka.connect_timeout_s"]
+    deadline = time.monotonic() + limit if limit else float("inf")
     delay = 1.0
     while holder.source is None:
+        attempt = max(0.5, min(ATTEMPT_S, 2 * delay, deadline - time.monotonic()))
         try:
-            holder.source = KafkaCollector(config)
+            holder.source = KafkaCollector(config, bootstrap_timeout_s=attempt)
         except (KafkaError, OSError) as error:
-            log.warning("Kafka unavailable at start (%s); retrying in %.0f s", error, delay)
-            shutdown.stop.wait(delay)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BrokersUnreachable(
+                    f"Kafka at {servers}: no broker answered within kafka.connect_timeout_s "
+                    f"= {limit:g} s (last: {error}): is it running, and are "
+                    "kafka.bootstrap_servers and kafka.security_protocol right?") from None
+            wait = min(delay, left)
+            holder.connecting = f"connecting to Kafka at {servers}: {error}"
+            log.warning("Kafka at %s unreachable (%s); retrying in %.0f s%s", servers, error,
+                        wait, f", giving up in {left:.0f} s (kafka.connect_timeout_s)"
+                        if limit else "")
+            shutdown.stop.wait(wait)
             delay = min(delay * 2, 30.0)
     shutdown.connecting = False
 
@@ -102,17 +132,17 @@ def run_collector(config: Config) -> None:
     server = MetricsServer.from_config(Exposition(holder.view, registry).render, config,
                                        holder.ready).start()
     shutdown.install()
-    _connect(config, holder, shutdown)
-    stop = shutdown.stop
-    log.info("collecting %s as %s in group %s", ",".join(holder.source.topics),
-             holder.source.instance, config["kafka.group_id"])
-    registry.register(KafkaHealthCollector(holder.source))
-    if holder.source.writer is not None:
-        registry.register(StoreHealthCollector(holder.source.writer))
-    if holder.source.examination is not None:
-        registry.register(ExaminationCollector(holder.source.examination))
-    holder.source.stop_event = stop
     try:
+        _connect(config, holder, shutdown)
+        log.info("collecting %s as %s in group %s", ",".join(holder.source.topics),
+                 holder.source.instance, config["kafka.group_id"])
+        registry.register(KafkaHealthCollector(holder.source))
+        if holder.source.writer is not None:
+            registry.register(StoreHealthCollector(holder.source.writer))
+        if holder.source.examination is not None:
+            registry.register(ExaminationCollector(holder.source.examination))
+        holder.source.stop_event = shutdown.stop
         holder.source.run()
     finally:
         server.stop()
+        shutdown.uninstall()

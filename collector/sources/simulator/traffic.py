@@ -46,6 +46,7 @@ class Simulator(TypingUser, AutomatedClients):
         self._app_weights = list(accumulate(app.weight for app in APPS))
         self._encoder = msgspec.json.Encoder()
         self.users = Users(spec) if spec.users else None
+        self.sessions_started = 0  # how far the records are (a progress bar reads it)
 
     # -- public ------------------------------------------------------------------------------
     def records(self) -> Iterator[bytes]:
@@ -61,7 +62,8 @@ class Simulator(TypingUser, AutomatedClients):
         lulls = sorted(self.spec.lulls)
         clients = self._bot_clients()
         bots = _Ahead(self._bot_stream(clients)) if clients else None
-        for _ in range(self.spec.sessions):
+        for started in range(1, self.spec.sessions + 1):
+            self.sessions_started = started
             ts = self._next_start(ts, lulls)
             for delivery, line in self._session(ts):
                 serial += 1
