@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
+from alerts.selector import problem as selector_problem
 from collector.config import Config, Setting, load_config
 from collector.errors import ConfigError
 from collector.series.experiment_stats import ExperimentDesign
@@ -279,6 +280,11 @@ def check(profile: Profile) -> None:
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"alerts.deployment.{item}: expected an http(s):// URL, got "
                               f"{url!r}")
+    why = selector_problem(profile.deployment.selector)
+    if why:
+        raise ConfigError(f"alerts.deployment.selector (generate --selector): not a list of "
+                          f"Prometheus label matchers like job=\"searchpulse\": {why}; got "
+                          f"{profile.deployment.selector!r}")
     _check_window_pairs(profile.windows)
     _check_durations("durations", profile.durations)
     for row in profile.alerts:

@@ -85,3 +85,9 @@ class ClicksError(ValueError):
 # raised by feedback/candidates/job.py
 class FeedbackError(ValueError):
     """The job cannot run on this input (an empty period, an unusable argument)."""
+
+
+# raised by collector/output_files.py
+class OutputError(OSError):
+    """A file the command writes could not be written to its end (a full disk, a quota, a
+    device that refuses it) after it was opened; the message names the flag and the file."""

@@ -19,6 +19,7 @@ from collector.errors import StoreError
 from collector.exposition.metrics import Exposition
 from collector.exposition.summary import replay_summary
 from collector.ingest.deadletter import DeadLetterFile, DiscardWithCount
+from collector.output_files import writing
 from collector.privacy.redaction import redact
 from collector.progress import counted
 from collector.series.examination import ExaminationCollector
@@ -88,7 +89,7 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         if writer is not None:
             writer.close()
     if metrics_out:
-        with open(metrics_out, "wb") as handle:
+        with writing(metrics_out, "--metrics-out", "wb") as handle:
             handle.write(exposition(engine, inputs))
     summary = replay_summary(engine)
     if len(inputs) > 1:  # all of them empty is the CLI's error; one of several, a warning

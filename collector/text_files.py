@@ -43,3 +43,45 @@ def _described(offset: int, byte: int, reason: str) -> str:
     hint = ("a binary file, or text in another encoding: export it as UTF-8"
             if offset < 1024 else "text in another encoding from there on: export it as UTF-8")
     return f"not UTF-8 text: byte 0x{byte:02X} at offset {offset} ({reason}); {hint}"
+
+
+def not_text_start(start: bytes, base: int = 0) -> str | None:
+    """Why ``start``, an input's first bytes read (a JSON-lines log, once decompressed), is no
+    UTF-8 text, or None: a UTF-16 byte-order mark, or most of its lines holding a NUL (UTF-16
+    without a mark: every other byte of ASCII is NUL; a binary file) or bytes that are not
+    UTF-8. A few such lines among text lines are poison records, each dead-lettered with its
+    reason: only an input that is mostly not text is refused, at its first bad byte."""
+    if start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return _described(base, start[0], "a UTF-16 byte-order mark")
+    if b"\0" not in start:
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(start, final=False)
+            return None
+        except UnicodeDecodeError:
+            pass
+    lines = start.split(b"\n")
+    bad, first, offset = 0, None, base
+    for index, line in enumerate(lines):
+        found = _first_bad_byte(line, final=index < len(lines) - 1)  # the last may be cut
+        if found is not None:
+            bad += 1
+            if first is None:
+                at, reason = found
+                first = (offset + at, line[at], reason)
+        offset += len(line) + 1
+    if first is None or 2 * bad < len(lines):
+        return None
+    return _described(*first)
+
+
+def _first_bad_byte(line: bytes, final: bool) -> tuple[int, str] | None:
+    """Where ``line`` first holds a NUL or a byte that is not UTF-8, and which."""
+    nul = line.find(b"\0")
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(line, final=final)
+        invalid = None
+    except UnicodeDecodeError as error:
+        invalid = (error.start, error.reason)
+    if nul >= 0 and (invalid is None or nul < invalid[0]):
+        return nul, "a NUL: UTF-16 text, or a binary file"
+    return invalid

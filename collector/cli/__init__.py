@@ -37,7 +37,7 @@ from collector.cli.options import (
     log,
 )
 from collector.config import describe
-from collector.errors import ConfigError, StoreError, StrataError
+from collector.errors import ConfigError, OutputError, StoreError, StrataError
 from collector.privacy import redaction
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REGRESSION", "EXIT_USAGE",
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.root.level))
     try:
         return args.func(args)
-    except (ConfigError, StrataError, StoreError) as exc:
+    except (ConfigError, StrataError, StoreError, OutputError) as exc:
         # one line, no timestamp: the message names the setting or argument and what it needs
         command = (args.command, getattr(args, "judgments_command", None),
                    getattr(args, "config_command", None))

@@ -20,6 +20,7 @@ from collector.cli.options import (
     show_progress,
 )
 from collector.config import Setting, describe
+from collector.output_files import writing
 from collector.text_files import not_text
 
 # generate's flags that are shorthands for one alerts.deployment setting each
@@ -77,7 +78,7 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         experiments, input_error = from_logs(args.files, config, progress)
     report = verdicts(experiments, design)
     if args.html:
-        with open(args.html, "w", encoding="utf-8") as handle:
+        with writing(args.html, "--html") as handle:
             handle.write(page(report))
     if args.json:
         json.dump(report, sys.stdout, indent=2)

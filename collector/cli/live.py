@@ -24,6 +24,7 @@ from collector.cli.options import (
     show_progress,
 )
 from collector.errors import BrokersUnreachable, ConfigError
+from collector.output_files import writing
 
 # The demo's web application searches as you type, and a crawler and an uptime monitor search
 # it: the largest application, on the experiment, where the public finds them (README.md).
@@ -151,22 +152,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             log.error("%s", error)
             return EXIT_INPUT
     else:
-        out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
-        try:
-            for line in _sessions_shown(simulator, simulator.records(), shown):
-                out.write(line)
-        finally:
-            if out is not sys.stdout.buffer:
-                out.close()
+        lines = _sessions_shown(simulator, simulator.records(), shown)
+        if args.out == "-":
+            sys.stdout.buffer.writelines(lines)
+        else:
+            with writing(args.out, "--out", "wb") as out:
+                out.writelines(lines)
     if args.strata_out:
-        with open(args.strata_out, "w", encoding="utf-8") as handle:
+        with writing(args.strata_out, "--strata-out") as handle:
             handle.write(simulator.strata_csv())
     if args.judgments_out:
-        with open(args.judgments_out, "w", encoding="utf-8") as handle:
+        with writing(args.judgments_out, "--judgments-out") as handle:
             handle.write(simulator.judgments_csv())
     truth = json.dumps(simulator.truth.summary(), indent=2) + "\n"
     if args.truth:
-        with open(args.truth, "w", encoding="utf-8") as handle:
+        with writing(args.truth, "--truth") as handle:
             handle.write(truth)
     else:
         (sys.stderr if args.out == "-" else sys.stdout).write(truth)

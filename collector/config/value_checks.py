@@ -69,6 +69,9 @@ def client_marks(value: int) -> str | None:
 
 
 def store_url(value: str) -> str | None:
+    if value.startswith("sqlite:///") and not value.removeprefix("sqlite:///").strip():
+        # sqlite3 opens "" as a private temporary database: the aggregates would go nowhere
+        return "names no database file: sqlite:///PATH (e.g. sqlite:///searchpulse.db)"
     if not value or value.startswith(("sqlite:///", "postgresql://", "postgres://")):
         return None
     return "must be sqlite:///PATH or postgresql://…"

@@ -8,6 +8,8 @@ from typing import IO, Protocol
 
 import msgspec
 
+from collector.output_files import unwritable
+
 
 class DeadLetterSink(Protocol):
     def write(self, raw: bytes, reason: str, detail: str) -> None: ...
@@ -33,11 +35,17 @@ class DeadLetterFile:
             entry["record_base64"] = base64.b64encode(raw).decode("ascii")
         line = self._encoder.encode(entry) + b"\n"
         with self._lock:
-            self._handle.write(line)
+            try:
+                self._handle.write(line)
+            except OSError as error:  # the disk filled up since --dlq was checked
+                raise unwritable("--dlq", self.path, error) from None
 
     def close(self) -> None:
         with self._lock:
-            self._handle.close()
+            try:
+                self._handle.close()
+            except OSError as error:
+                raise unwritable("--dlq", self.path, error) from None
 
 
 class DiscardWithCount:

@@ -37,6 +37,7 @@ import msgspec
 
 from collector.errors import InputError, InputMismatch
 from collector.sources.repeats import Repeats, Run
+from collector.text_files import not_text_start
 
 try:  # Python 3.14's standard library; before it, its backport (the same module)
     from compression import zstd  # type: ignore[import-not-found]
@@ -51,6 +52,7 @@ _BOM = b"\xef\xbb\xbf"
 _COMPRESSED: tuple[tuple[bytes, Callable[[IO[bytes]], IO[bytes]]], ...] = (
     (b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
     (b"BZh", bz2.BZ2File), (b"\x28\xb5\x2f\xfd", zstd.ZstdFile))
+_READERS = (gzip.GzipFile, bz2.BZ2File, zstd.ZstdFile)  # what _decompressing reads through
 _READ_ERRORS = (OSError, EOFError, zlib.error, zstd.ZstdError)
 # What a file's name says it is compressed with: its first bytes must say so too.
 _NAMED = {".gz": (b"\x1f\x8b", "gzip"), ".bz2": (b"BZh", "bzip2"),
@@ -258,8 +260,14 @@ class Input:
                             rest = chunk  # too short to tell yet
                             continue
                         first, rest = False, b""
-                        if chunk.startswith(_BOM):
-                            chunk = chunk[len(_BOM):]
+                        skipped = len(_BOM) if chunk.startswith(_BOM) else 0
+                        chunk = chunk[skipped:]
+                        why = not_text_start(chunk, skipped)
+                        if why:  # no record of it counted: it is no log of records
+                            where = (" (the offset in its decompressed content)"
+                                     if isinstance(handle, _READERS) else "")
+                            self.error = InputError(f"input {self.path}: {why}{where}")
+                            return
                     lines = chunk.split(b"\n")
                     if rest:  # the line the last chunk ended in (no copy of the chunk)
                         lines[0] = rest + lines[0]

@@ -16,6 +16,7 @@ from collector.errors import ConfigError, GateError, MeasureError
 from collector.judgments.gate import Rule
 from collector.judgments.gate import rules as gate_rules
 from collector.judgments.measures import defaults, parse
+from collector.output_files import writing
 from collector.progress import Steps
 from feedback.evaluate import ci_report
 from feedback.evaluate.report import page
@@ -100,9 +101,11 @@ def write(result: dict[str, Any], names: list[str], outputs: EvaluateOutputs,
           top: int) -> None:
     """The page; with a comparison, the JUnit XML and the summary."""
     if outputs.html:
-        outputs.html.write_text(page(result, names), encoding="utf-8")
+        with writing(str(outputs.html), "--html") as handle:
+            handle.write(page(result, names))
     if outputs.junit:
-        outputs.junit.write_text(ci_report.junit(result, names), encoding="utf-8")
+        with writing(str(outputs.junit), "--junit") as handle:
+            handle.write(ci_report.junit(result, names))
     if outputs.summary:
-        with open(outputs.summary, "a", encoding="utf-8") as handle:
+        with writing(str(outputs.summary), "--summary", "a") as handle:
             handle.write(ci_report.markdown(result, names, top))

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from collector.judgments.judgment_set import ITEM
+from collector.output_files import writing
 from feedback.candidates.outputs import neutralized
 
 
@@ -53,7 +54,7 @@ def write_csv(path: Path, table: pd.DataFrame) -> int:
     """``disputed.csv`` for a spreadsheet: a column per rater, blank where it gave no grade;
     text cells neutralized against formula injection. Returns the rows written."""
     raters = sorted({r for grades in table["grades"] for r in grades})
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with writing(str(path), "--disputed", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["application", "query", "doc_id", "raters", "spread",
                          *(neutralized(r) for r in raters)])

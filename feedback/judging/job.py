@@ -21,6 +21,7 @@ from collector.judgments.readers import (
     read_topic_applications,
     read_topics,
 )
+from collector.output_files import writing
 from collector.progress import Steps
 from collector.series.quality import STRATA
 from collector.series.strata import StrataClassifier, load_strata_csv
@@ -175,8 +176,9 @@ def _agreement_result(config: Config, reading: Reading, judgments: JudgmentSet,
                "anonymous_grades": panel.not_paired,
                "disputed_pairs": len(panel.disputed)}
     if outputs.html is not None:
-        outputs.html.write_text(agreement_report.page(agreement_report.worded(summary), panel,
-                                                      outputs.shown), encoding="utf-8")
+        with writing(str(outputs.html), "--html") as handle:
+            handle.write(agreement_report.page(agreement_report.worded(summary), panel,
+                                               outputs.shown))
     if outputs.disputed_csv is not None:
         write_disputed(outputs.disputed_csv, panel.disputed)
     return {**summary, "agreement": [{**row.as_dict(), "reading": agreement_report.band(

@@ -5,8 +5,10 @@ no traceback ever (an uncaught exception would fail the test itself)."""
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -33,13 +35,20 @@ def files(tmp_path_factory):
     partial.close()
     packed = gzip.compress((work / "ubi.jsonl").read_bytes())
     (work / "cut.jsonl.gz").write_bytes(packed[:len(packed) // 2])
+    text = (work / "ubi.jsonl").read_text(encoding="utf-8")
+    (work / "utf16.jsonl").write_bytes(text.encode("utf-16"))  # FF FE, then UTF-16LE
+    (work / "utf16be.jsonl").write_bytes(b"\xfe\xff" + text.encode("utf-16-be"))
+    (work / "utf16le.jsonl").write_bytes(text.encode("utf-16-le"))  # no mark: every other NUL
+    (work / "binary.jsonl.gz").write_bytes(gzip.compress(bytes(range(256)) * 64))
     busy = socket.socket()
     busy.bind(("0.0.0.0", 0))
     busy.listen()
     yield {"LOG": str(work / "ubi.jsonl"), "STORE": f"sqlite:///{work / 'q.db'}",
            "FILE": str(work / "truth.json"), "DIR": str(work), "OUT": str(work / "out"),
            "JUDGMENTS": str(work / "judgments.csv"), "BUSY": str(busy.getsockname()[1]),
-           "PARTIAL": f"sqlite:///{work / 'partial.db'}", "CUT": str(work / "cut.jsonl.gz")}
+           "PARTIAL": f"sqlite:///{work / 'partial.db'}", "CUT": str(work / "cut.jsonl.gz"),
+           **{name.upper(): str(work / f"{name}.jsonl") for name in (
+               "utf16", "utf16be", "utf16le")}, "BINARY_GZ": str(work / "binary.jsonl.gz")}
     busy.close()
 
 
@@ -126,6 +135,38 @@ CASES = [
     (["experiments", "--metrics", "DIR"], 3, "is a directory"),
     (["experiments", "LOG", "--html", "FILE/x.html"], 2, "--html"),
     (["nonsense"], 2, "invalid choice: 'nonsense'"),
+    # the selector goes between the braces of every rule's series: matchers, nothing else
+    (["generate", "--out", "OUT", "--selector", "}{"], 2, "alerts.deployment.selector"),
+    (["generate", "--out", "OUT", "--selector", 'job="a"} or vector(1) or {x="'], 2,
+     "expected ',' or the end at offset 7"),
+    (["generate", "--out", "OUT", "--selector", ""], 2, "--selector"),
+    (["generate", "--out", "OUT", "--selector", 'job="a",'], 2, "trailing ','"),
+    (["generate", "--out", "OUT", "--selector", "job=a"], 2, "not one quoted string"),
+    (["generate", "--out", "OUT", "--selector", 'job=="a"'], 2, "not one quoted string"),
+    (["generate", "--out", "OUT", "--selector", 'job="a\\"'], 2, "not one quoted string"),
+    (["generate", "--out", "OUT", "--selector", 'job~"a"'], 2, "expected one of = != =~ !~"),
+    (["config", "check", "--set", 'alerts.deployment.selector=job="a"}'], 2,
+     "alerts.deployment.selector"),
+    # a write that fails after the output was opened and checked (a full disk)
+    (["replay", "LOG", "--metrics-out", "/dev/full"], 2, "--metrics-out /dev/full"),
+    (["simulate", "--sessions", "5", "--out", "/dev/full"], 2, "--out /dev/full"),
+    (["simulate", "--sessions", "5", "--out", "DIR/s.jsonl", "--truth", "/dev/full"], 2,
+     "--truth /dev/full"),
+    (["experiments", "LOG", "--html", "/dev/full"], 2, "--html /dev/full"),
+    (["judgments", "agreement", "JUDGMENTS", "--disputed", "/dev/full"], 2,
+     "--disputed /dev/full"),
+    (["evaluate", "--judgments", "JUDGMENTS", "--run", "LOG", "--html", "/dev/full"], 2,
+     "--html /dev/full"),
+    # a log in another encoding, or a binary, is refused before a record of it is counted
+    (["replay", "UTF16"], 3, "not UTF-8 text: byte 0xFF at offset 0 (a UTF-16 byte-order"),
+    (["replay", "UTF16BE"], 3, "not UTF-8 text: byte 0xFE at offset 0"),
+    (["replay", "UTF16LE"], 3, "utf16le.jsonl: not UTF-8 text: byte 0x00 at offset 1"),
+    (["replay", "BINARY_GZ"], 3, "binary.jsonl.gz: not UTF-8 text: byte 0x00 at offset 0"),
+    (["replay", "LOG", "UTF16LE"], 3, "utf16le.jsonl: not UTF-8 text"),
+    (["experiments", "UTF16"], 3, "utf16.jsonl: not UTF-8 text: byte 0xFF at offset 0"),
+    (["experiments", "BINARY_GZ"], 3, "decompressed content"),
+    (["replay", "LOG", "--store", "sqlite:///"], 2, "store.url"),
+    (["replay", "LOG", "--store", "sqlite:///  "], 2, "names no database file"),
 ]
 
 
@@ -197,3 +238,37 @@ def test_a_bad_log_level_in_the_environment_is_named(monkeypatch, capsys):
     monkeypatch.setenv("SEARCHPULSE_LOG_LEVEL", "LOUD")
     assert run(["config", "check"]) == 2
     assert "SEARCHPULSE_LOG_LEVEL" in capsys.readouterr().err
+
+
+def test_a_refused_selector_writes_nothing(tmp_path, capsys):
+    """Checked before any work: no rule file, no dashboard under --out."""
+    out = tmp_path / "deploy"
+    assert run(["generate", "--out", str(out), "--selector", 'job="a"} or vector(1)']) == 2
+    assert "alerts.deployment.selector" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["UTF16", "UTF16LE", "BINARY_GZ"])
+def test_a_log_that_is_not_text_counts_no_record(name, files, capsys, caplog):
+    """Refused at its first chunk, not read as garbage records up to a 'mid-record' end."""
+    with caplog.at_level(logging.ERROR):
+        assert run(["replay", files[name], "--json", "--no-progress"]) == 3
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["records"] == 0 and summary["invalid_records"] == 0
+    assert [r.getMessage() for r in caplog.records
+            if r.levelno >= logging.ERROR][0].startswith(f"input {files[name]}: not UTF-8 text")
+
+
+def test_a_few_poison_lines_at_the_start_are_records_not_a_refusal(files, tmp_path, capsys):
+    """A NUL record and a Latin-1 record before a log's text lines are dead-lettered, not the
+    log refused: only an input that is mostly not text is."""
+    assert run(["replay", files["LOG"], "--json", "--no-progress"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    log_ = tmp_path / "poison-first.jsonl"
+    log_.write_bytes(b"\x00" * 64 + b"\n" + '{"user_query": "caf\u00e9"}\n'.encode("latin-1")
+                     + Path(files["LOG"]).read_bytes())
+    assert run(["replay", str(log_), "--json", "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["records"] == whole["records"] + 2
+    assert summary["invalid_records"] == whole["invalid_records"] + 2
+    assert summary["searches"] == whole["searches"]

@@ -1,16 +1,18 @@
 """A generated fuzz of the command line: every subcommand × every file it reads fed a bad file
-(binary, empty, not UTF-8, a fake .gz, a directory, missing), every number it takes fed
-negative, zero, huge and non-numeric values, every output it writes pointed where nothing can
-be written. No invocation may raise (a traceback fails the test: ``main`` runs in-process) and
-each exits as the README says — 2 for a usage or configuration error, 3 for an input that
-cannot be used — with an error line that names the file, the flag or the setting.
+(binary, empty, not UTF-8, UTF-16, a fake .gz, a gzipped binary, a directory, missing), every
+number it takes fed negative, zero, huge and non-numeric values, every output it writes
+pointed where nothing can be written (or where every write fails: /dev/full). No invocation
+may raise (a traceback fails the test: ``main`` runs in-process) and each exits as the README
+says — 2 for a usage or configuration error, 3 for an input that cannot be used — with an
+error line that names the file, the flag or the setting.
 
-The matrix is deterministic (tests/collector/test_cli_fuzz.py ``CASES``, over 380 invocations);
+The matrix is deterministic (tests/collector/test_cli_fuzz.py ``CASES``, over 450 invocations);
 ``make check`` runs every ``SAMPLE``-th case, ``make test`` all of them (slow).
 """
 
 from __future__ import annotations
 
+import gzip
 import logging
 from dataclasses import dataclass
 
@@ -23,7 +25,10 @@ SAMPLE = 8  # every SAMPLE-th case runs without the slow marker
 HUGE = "9" * 30
 
 # (what the bad file is, how it is made in the fixture)
-BAD_FILES = ("binary", "empty", "latin1", "fake_gz", "directory", "missing")
+BAD_FILES = ("binary", "empty", "latin1", "fake_gz", "directory", "missing", "utf16",
+             "utf16_nobom", "binary_gz")
+# kinds only a log reader is fed: to the others a NUL is text, a .gz name only a name
+LOG_ONLY = frozenset({"fake_gz", "utf16_nobom", "binary_gz"})
 
 
 @dataclass(frozen=True)
@@ -54,13 +59,18 @@ def work(tmp_path_factory):
     (root / "bad-empty.dat").write_bytes(b"")
     (root / "bad-latin1.dat").write_bytes("query,stratum\ncafé,head\n".encode("latin-1"))
     (root / "bad-fake_gz.jsonl.gz").write_bytes((root / "ubi.jsonl").read_bytes()[:2000])
+    text = (root / "ubi.jsonl").read_text(encoding="utf-8")
+    (root / "bad-utf16.dat").write_bytes(text.encode("utf-16"))  # with its byte-order mark
+    (root / "bad-utf16_nobom.dat").write_bytes(text.encode("utf-16-le"))
+    (root / "bad-binary_gz.jsonl.gz").write_bytes(gzip.compress(bytes(range(256)) * 64))
     (root / "bad-directory").mkdir()
     (root / "out").mkdir()
     return root
 
 
 def _bad(kind: str) -> str:
-    return {"fake_gz": "bad-fake_gz.jsonl.gz", "directory": "bad-directory",
+    return {"fake_gz": "bad-fake_gz.jsonl.gz", "binary_gz": "bad-binary_gz.jsonl.gz",
+            "directory": "bad-directory",
             "missing": "bad-missing.dat"}.get(kind, f"bad-{kind}.dat")
 
 
@@ -123,8 +133,9 @@ def _file_cases() -> list[Case]:
     cases = []
     for argv, code, fine in FILE_SLOTS:
         for kind in BAD_FILES:
-            if kind == "fake_gz" and argv[0] not in ("replay", "experiments", "evaluate"):
-                continue  # a .gz name matters to log readers; to the others it is text
+            if kind in LOG_ONLY and (argv[0] not in ("replay", "experiments", "evaluate")
+                                     or "--metrics" in argv):
+                continue
             bad = _bad(kind)
             filled = tuple(a.replace("BAD", bad) for a in argv)
             expected = FINE.get(argv[0], 0) if kind in fine else code
@@ -235,6 +246,10 @@ def _output_cases() -> list[Case]:
         places = ["FILE/under-a-file", "/proc/searchpulse-nowhere/x"]
         if not directory:
             places.append("DIR")  # a directory where a file must go
+            # opens, then every write fails: a full disk (unless nothing is written: the
+            # log has no invalid record to keep; two logs' runs do not pair, exit 3 before)
+            if flag not in ("--dlq", "--junit", "--summary"):
+                places.append("/dev/full")
         else:
             places.append("FILE")  # a regular file where a directory must go
         cases += [Case((*argv, flag, place), 2, (flag,)) for place in places]
@@ -250,7 +265,7 @@ def _params() -> list:
 
 
 def test_the_matrix_is_large_enough() -> None:
-    assert len(CASES) >= 380, len(CASES)
+    assert len(CASES) >= 450, len(CASES)
 
 
 def _resolved(text: str, work, broker: str) -> str:
