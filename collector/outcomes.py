@@ -38,13 +38,19 @@ _EDGE = "".join(
 MAX_QUERY_CHARS = 1000  # a query is its first thousand characters: no rule runs on more
 # Control characters (C0, DEL, C1) separate words as whitespace does: a NUL or an ESC from a
 # broken front end never becomes part of a query (nor of a label, a file or a page).
-_CONTROLS = dict.fromkeys((*range(0x20), *range(0x7F, 0xA0)), " ")
+# The bidi embeddings, overrides and isolates and the byte-order mark are removed: shown raw,
+# "\u202edrowssap" reads "password" reversed wherever the query is shown, and as a space one
+# inside "a\u2068t" or "67\u202e89" would split what the personal-data detectors must read whole.
+_CONTROLS: dict[int, str | None] = {
+    **dict.fromkeys((*range(0x20), *range(0x7F, 0xA0)), " "),
+    **dict.fromkeys((*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF)),
+}
 
 
 def normalize_query(text: str) -> str:
-    """NFKC, casefold, control characters as spaces, whitespace collapsed, leading and
-    trailing punctuation stripped, cut at ``MAX_QUERY_CHARS`` (a megabyte of "query" costs no
-    more than a long one downstream)."""
+    """NFKC, casefold, control characters as spaces (bidi controls and BOM removed),
+    whitespace collapsed, leading and trailing punctuation stripped, cut at
+    ``MAX_QUERY_CHARS`` (a megabyte of "query" costs no more than a long one downstream)."""
     folded = unicodedata.normalize("NFKC", text[:4 * MAX_QUERY_CHARS]).casefold()
     if not folded.isprintable():  # (most queries: one pass in C)
         folded = folded.translate(_CONTROLS)

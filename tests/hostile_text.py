@@ -30,6 +30,8 @@ NEEDLES = {
     "spoken_de": ("hans.meier at web punkt de", "obfuscated_email"),
     "spoken_it": ("mario.rossi chiocciola libero punto it", "obfuscated_email"),
     "spoken_nl": ("jan.jansen apenstaartje ziggo punt nl", "obfuscated_email"),
+    "spoken_pl": ("jan.kowalski małpa onet kropka pl", "obfuscated_email"),
+    "spoken_sv": ("sven.svensson snabel-a telia punkt se", "obfuscated_email"),
 }
 
 # Characters a person does not see: format characters (Cf: zero-width space, joiners, soft

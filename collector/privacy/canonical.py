@@ -7,16 +7,24 @@ anyone who copies it, but not to a pattern of ASCII digits, hyphens and spaces. 
 therefore read a **canonical form** (``canonical``), used for detection only — what is shown
 stays the text as normalized (collector/outcomes.py ``normalize_query``), or is withheld:
 
-* NFKC (fullwidth, superscript and circled digits, compatibility spaces and hyphens);
+* NFKD (fullwidth, superscript and circled digits, compatibility spaces and hyphens), and
+  every combining mark dropped: ``arro\u0301ba``, ``arróba`` and ``arroba`` read the same;
 * invisible characters removed: format characters (Unicode category Cf: zero-width space and
-  joiners, soft hyphen, word joiner, BOM, bidi controls, tags), combining marks that composed
-  with nothing (Mn, Me: a combining low line or a keycap on a digit), control characters
-  other than whitespace (Cc);
+  joiners, soft hyphen, word joiner, BOM, bidi controls, tags), the spacing forms of marks
+  (´ ¨: NFKD makes them a space and a mark), control characters other than whitespace (Cc);
 * every decimal digit (Nd, any script: Arabic-Indic, Devanagari, Thai, mathematical bold …)
   as its ASCII digit;
 * separators unified: every dash and minus sign as ``-``, every space (Zs, and the whitespace
   controls) as one ``' '``, the dots, slashes and commas of other scripts (ideographic full
   stop, Arabic decimal and thousands separators, fraction slash …) as ``.``, ``/``, ``,``.
+
+The detectors also read a **loose form** (``loose``), where a run of separator-like characters
+between two digits (punctuation, symbols, invisible characters, spaces around them) that is
+not one of the usual separators (a ``-``, a ``.`` or a space) becomes one ``:``, a separator
+the number detectors accept: ``4148|5253|8885|3930``, ``83[.]145[.]201[.]17``,
+``501/22/3344`` and ``590\u200b88\u200b3012`` (a zero-width space *between* digits) read as
+numbers with a separator; the check digits (Luhn, mod 97, an SSN's area) keep product codes
+visible. The canonical form is read first, so the loose form only ever withholds more.
 
 The table covers the code points that carry such characters (planes 0, 1 and 14) and is built
 once per process, when the detectors are made (``prepare``); a printable ASCII text is its own
@@ -25,6 +33,7 @@ canonical form (most queries cost a ``str.isascii`` and a ``str.isprintable``).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import cache
 
@@ -48,6 +57,15 @@ _SEPARATORS = {
 _PLANES = (range(0x20000), range(0xE0000, 0xE1000))
 
 
+# What an invisible character becomes before the two forms part: removed from the canonical
+# form, a separator between digits in the loose one (a control character cannot survive the
+# table, so it cannot be confused with one that was typed).
+_MARK = "\x00"
+_MARKS = frozenset(("Mn", "Me"))
+# A run of characters that are neither letters nor digits: the loose form's candidates.
+_RUN = re.compile(r"[\W_]+")
+
+
 @cache
 def _table() -> dict[int, str | None]:
     """Code point → its canonical replacement (None: removed); identity entries left out."""
@@ -60,25 +78,67 @@ def _table() -> dict[int, str | None]:
                 table[code] = str(unicodedata.decimal(character))
             elif character.isspace():
                 table[code] = " "
-            elif category in _REMOVED:
+            elif category in _MARKS:
                 table[code] = None
+            elif category in _REMOVED:
+                table[code] = _MARK
             elif category == "Pd":
                 table[code] = "-"
-    table.update(dict.fromkeys(map(ord, _INVISIBLE)))
+    table.update(dict.fromkeys(map(ord, _INVISIBLE), _MARK))
     for replacement, characters in (("-", _DASHES), (" ", _BLANK), *_SEPARATORS.items()):
         table.update(dict.fromkeys(map(ord, characters), replacement))
     return {code: value for code, value in table.items() if value != chr(code)}
 
 
+@cache
+def _spacing_marks() -> dict[int, str]:
+    """The spacing forms of marks (´ ¨ ¸ ˜ ゛ …, all in plane 0), whose NFKD is a space and
+    the mark: an invisible character, not a space (83´145´201´17 is an address)."""
+    marks: dict[int, str] = {}
+    for code in range(0x10000):
+        decomposed = unicodedata.normalize("NFKD", chr(code))
+        if len(decomposed) > 1 and decomposed[0] == " " and all(
+                unicodedata.category(c) in _MARKS for c in decomposed[1:]):
+            marks[code] = _MARK
+    return marks
+
+
 def prepare() -> None:
-    """Build the table now (~70 ms, once per process): the detectors do when they are made, so
-    that no release pays for it within its scan budget."""
+    """Build the tables now (~50 ms of CPU, once per process): the detectors do when they are
+    made, so that no release pays for it within its scan budget."""
     _table()
+    _spacing_marks()
+
+
+def _marked(text: str) -> str:
+    """``text`` through the table, its invisible characters as ``_MARK``."""
+    if text.isascii() and text.isprintable():
+        return text
+    return unicodedata.normalize("NFKD", text.translate(_spacing_marks())).translate(_table())
 
 
 def canonical(text: str) -> str:
     """``text`` as the detectors read it (module docstring); idempotent."""
     if text.isascii() and text.isprintable():
         return " ".join(text.split()) if "  " in text else text
-    folded = unicodedata.normalize("NFKC", text).translate(_table())
-    return " ".join(folded.split())
+    return " ".join(_marked(text).replace(_MARK, "").split())
+
+
+def _separator(run: re.Match[str]) -> str:
+    """A run of non-alphanumeric characters in the loose form: between two digits, the usual
+    separator it is or ``:``; elsewhere, as in the canonical form."""
+    text, start, end = run.string, run.start(), run.end()
+    separator = run.group()
+    if not (0 < start and end < len(text) and text[start - 1].isdigit() and text[end].isdigit()):
+        return separator.replace(_MARK, "")
+    if separator in (" ", "-", "."):
+        return separator
+    core = "".join(separator.replace(_MARK, ":").split())  # an invisible one counts
+    if core in ("", "."):
+        return core or " "
+    return ":"
+
+
+def loose(text: str) -> str:
+    """``text`` as the number detectors also read it (module docstring)."""
+    return " ".join(_RUN.sub(_separator, _marked(text)).split())

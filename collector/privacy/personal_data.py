@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import re2
 
 from collector.privacy import check_digits
-from collector.privacy.canonical import canonical, prepare
+from collector.privacy.canonical import canonical, loose, prepare
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
     from collector.config import Config
@@ -89,12 +89,19 @@ def _digits(text: str) -> str:
 
 # -- e-mail: plain, and every way people hide the @ and the dots -------------------------
 # The @ and the dot as people say them: en at/dot, es arroba/punto, pt arroba/ponto, fr
-# arobase/point, it chiocciola/punto, de at (ät, Klammeraffe)/punkt, nl apenstaartje/punt.
-# "point" is an English word as well: spoken, it counts only after a spoken @ that is not
-# "at" ("look at the point of" is no address).
-_AT_WORDS = ("arroba", "arobase", "arrobase", "chiocciola", "apenstaartje", "klammeraffe", "ät")
+# arobase (arobas, arrobe)/point, it chiocciola (chiocciolina)/punto, de at (ät, at-Zeichen,
+# Klammeraffe)/punkt, nl apenstaartje (apestaartje)/punt, pl małpa/kropka, sv snabel-a/punkt;
+# en "at sign" and, before a top-level domain, "period". The canonical form has no accents
+# ("púnto", "ät" is "at"). "point" is an English word as well: spoken, it counts only after a
+# spoken @ that is not "at" ("look at the point of" is no address).
+_AT_WORDS = ("arroba", "arobase", "arrobase", "arobas", "arrobe", "chiocciola", "chiocciolina",
+             "apenstaartje", "apestaartje", "klammeraffe", "at-zeichen", "małpa", "malpa",
+             "snabel-a")
 _SPOKEN_AT = "|".join(_AT_WORDS)
-_DOT_WORDS = "dot|d0t|punkt|punto|ponto|punt"
+_DOT_WORDS = "dot|d0t|punkt|punto|ponto|punt|kropka"
+# "period" is a dot only before one of the top-level domains people name most.
+_PERIOD_TLD = (r"\s+period\s+(?:com|org|net|edu|gov|info|biz|io|co|uk|us|ca|au|de|fr|es|it|"
+               r"nl|be|ch|at|pl|se|br|pt|mx|in|jp|ru|eu)\b")
 
 
 def _bracketed(words: str) -> str:
@@ -102,9 +109,9 @@ def _bracketed(words: str) -> str:
     return rf"\s*[(\[{{<]\s*(?:{words})\s*[)\]}}>]\s*"
 
 
-_AT = (rf"(?:\s*@\s*|{_bracketed('at|@|' + _SPOKEN_AT)}|\s+at\s+|\s*[-_]at[-_]\s*"
-       rf"|\s+(?:{_SPOKEN_AT})\s+)")
-_AT_NOT_ENGLISH = (rf"(?:\s*@\s*|{_bracketed('at|@|' + _SPOKEN_AT)}"
+_AT = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}|\s+at(?:[\s-]+sign)?\s+"
+       rf"|\s*[-_]at[-_]\s*|\s+(?:{_SPOKEN_AT})\s+)")
+_AT_NOT_ENGLISH = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}"
                    rf"|\s+(?:{_SPOKEN_AT})\s+)")
 _DOT = (rf"(?:\.|\s+\.\s+|{_bracketed(_DOT_WORDS + '|point')}"
         rf"|\s+(?:{_DOT_WORDS})\s+|\s*[-_](?:dot|d0t)[-_]\s*)")
@@ -120,6 +127,10 @@ _EMAILS = (
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE_OR_POINT}{_AT_NOT_ENGLISH}[\w-]+"
                                rf"(?:{_DOT_OR_POINT}[\w-]+)*{_DOT_OR_POINT}[a-z]{{2,24}}\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}(?:{_PROVIDERS})\b"),
+    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_PERIOD_TLD}"),
+    # a lone "a" (what a circled ⓐ reads as) between a dotted local part and a dotted domain
+    Detector(OBFUSCATED_EMAIL, r"\b[\w+-]+(?:\.[\w+-]+)+\s+a\s+[\w-]+(?:\.[\w-]+)*"
+                               r"\.[a-z]{2,24}\b"),
 )
 
 
@@ -135,7 +146,7 @@ def _card_or_long_number(match: re2._Match) -> bool | str:
 
 
 def _iban(match: re2._Match) -> bool:
-    return check_digits.iban(match.group().replace(" ", "").replace("-", "").upper())
+    return check_digits.iban("".join(c for c in match.group() if c.isalnum()).upper())
 
 
 def _us_ssn(match: re2._Match) -> bool:
@@ -151,16 +162,19 @@ def _us_ssn(match: re2._Match) -> bool:
 
 
 _NUMBERS = (
-    Detector(IBAN, r"\b[a-z]{2}\d{2}(?:[ -]?[a-z0-9]{4}){2,7}(?:[ -]?[a-z0-9]{1,4})?\b", _iban,
-             8),
-    Detector(US_SSN, r"\b(\d{3})(?:\s?[-.]\s?|\s)(\d{2})(?:\s?[-.]\s?|\s)(\d{4})\b", _us_ssn, 9),
+    # any one separator between the groups (the mod 97 is the guard): BE68/5390/0754/7034
+    Detector(IBAN, r"\b[a-z]{2}\d{2}(?:[^a-z0-9]?[a-z0-9]{4}){2,7}(?:[^a-z0-9]?[a-z0-9]{1,4})?\b",
+             _iban, 8),
+    # ":" is the loose form's separator (collector/privacy/canonical.py): 501/22/3344
+    Detector(US_SSN, r"\b(\d{3})(?:\s?[-.:]\s?|\s)(\d{2})(?:\s?[-.:]\s?|\s)(\d{4})\b", _us_ssn,
+             9),
     # nine digits together after the word: ssn 123456789, social security no. 123 456789
     Detector(US_SSN, r"\b(?:ssn|ss#|social security|soc\.? ?sec\.?|itin)(?:\s*(?:number|num|no|nr|"
                      r"is|#|:)\.?)*[\s:#=-]*(\d{3})[\s.-]?(\d{2})[\s.-]?(\d{4})\b", _us_ssn, 9),
 )
 # After the national ids (their reason is sharper): any separator between digits, space,
-# - _ . , / and " - "; a longer run's first 19 digits.
-_CARDS = (Detector(CARD_NUMBER, r"\d(?:(?:\s?[-_.,/]\s?|\s)?\d){12,18}", _card_or_long_number,
+# - _ . , / : (the loose form's, for any other) and " - "; a longer run's first 19 digits.
+_CARDS = (Detector(CARD_NUMBER, r"\d(?:(?:\s?[-_.,/:]\s?|\s)?\d){12,18}", _card_or_long_number,
                    13),)
 
 
@@ -214,6 +228,22 @@ _NATIONAL_IDS = (
 
 
 # -- IP addresses ----------------------------------------------------------------------------
+_IP_SEPARATORS = frozenset(".:-")
+
+def _ipv4(match: re2._Match) -> bool:
+    """Four numbers up to 255, leading zeros or not (192.168.001.010 is what it says), that
+    are not four groups of a longer run (01.23.45.67.89 is a phone number), written with one
+    separator throughout (10:30-18:00 is a time)."""
+    text, start, end = match.string, match.start(), match.end()
+    if len(set(match.group().translate(_NO_DIGITS))) != 1:
+        return False
+    if text[end:end + 1] in _IP_SEPARATORS and text[end + 1:end + 2].isdigit():
+        return False
+    if text[start - 1:start] in _IP_SEPARATORS and text[start - 2:start - 1].isdigit():
+        return False
+    return all(int(part) <= 255 for part in re2.split(r"[^0-9]", match.group()))
+
+
 def _ip(match: re2._Match) -> bool:
     try:
         ipaddress.ip_address(match.group())
@@ -223,7 +253,8 @@ def _ip(match: re2._Match) -> bool:
 
 
 _IP_ADDRESSES = (
-    Detector(IP_ADDRESS, r"\b\d{1,3}(?:\.\d{1,3}){3}\b", _ip, 4),
+    # dotted, or with a dash or the loose form's ":" (83-145-201-20, 83[.]145[.]201[.]17)
+    Detector(IP_ADDRESS, r"\b\d{1,3}(?:[.:-]\d{1,3}){3}\b", _ipv4, 4),
     Detector(IP_ADDRESS, r"[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}",
              lambda m: m.group().count(":") >= 2 and _ip(m)),
 )
@@ -231,13 +262,14 @@ _IP_ADDRESSES = (
 
 # -- dates (a date of birth cannot be told from another full date) ---------------------------
 _MONTHS = sorted({
-    # en, fr, de, es, it, nl: full names and the usual abbreviations
+    # en, fr, de, es, it, nl: full names and the usual abbreviations, without accents (the
+    # canonical form has none)
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
     "sept", "oct", "nov", "dec",
-    "janvier", "février", "fevrier", "mars", "avril", "mai", "juin", "juillet", "août", "aout",
-    "septembre", "octobre", "novembre", "décembre", "decembre",
-    "januar", "jänner", "februar", "märz", "maerz", "juni", "juli", "oktober", "dezember",
+    "janvier", "fevrier", "mars", "avril", "mai", "juin", "juillet", "aout",
+    "septembre", "octobre", "novembre", "decembre",
+    "januar", "janner", "februar", "marz", "maerz", "juni", "juli", "oktober", "dezember",
     "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre",
     "setiembre", "octubre", "noviembre", "diciembre",
     "gennaio", "febbraio", "aprile", "maggio", "giugno", "luglio", "settembre", "ottobre",
@@ -307,11 +339,11 @@ def _not_years(match: re2._Match) -> bool:
     return not all(part[:2] in ("19", "20") for part in match.group().split("-"))
 
 
-_SEP = r"[\s./-]"
+_SEP = r"[\s./:-]"  # ":": the loose form's separator
 _PHONES = (
     # international: + or 00, a country code, at least 7 more digits in any grouping
-    Detector(PHONE_NUMBER, r"\+\(?\d(?:[\s./()-]{0,2}\d){7,14}", None, 8),
-    Detector(PHONE_NUMBER, r"\b00\d{1,4}[\s./()-]{1,2}\d(?:[\s./()-]{0,2}\d){5,13}", None, 9),
+    Detector(PHONE_NUMBER, r"\+\(?\d(?:[\s./():-]{0,2}\d){7,14}", None, 8),
+    Detector(PHONE_NUMBER, r"\b00\d{1,4}[\s./():-]{1,2}\d(?:[\s./():-]{0,2}\d){5,13}", None, 9),
     # 3-3-4: 555-123-4567, (202) 555-0143 (NANP), 347 123 4567 (IT mobile)
     Detector(PHONE_NUMBER, rf"\(?\b\d{{3}}\)?{_SEP}{{0,2}}\d{{3}}{_SEP}{{1,2}}\d{{4}}\b",
              None, 10),
@@ -338,7 +370,7 @@ DETECTORS: tuple[Detector, ...] = (*_EMAILS, *_NUMBERS, *_NATIONAL_IDS, *_CARDS,
                                    *_IP_ADDRESSES, *_DATES, *_PHONES)
 _NO_DIGITS = str.maketrans("", "", "0123456789")
 _HINT_CHARACTERS = frozenset("@([{<")  # an e-mail, or an "(at)"-style one
-_HINT_WORDS = ("at", *_AT_WORDS)
+_HINT_WORDS = ("at", " a ", *_AT_WORDS)
 _DIGITS = frozenset("0123456789")
 _OPTIONS = re2.Options()
 _OPTIONS.case_sensitive = False
@@ -388,10 +420,19 @@ class PersonalData:
     def _reason(self, text: str) -> str | None:
         if len(text) > self.max_chars:
             return TOO_LONG
-        text = canonical(text)  # invisible characters, other digits and dashes: what is read
-        if not self.custom and _DIGITS.isdisjoint(text) and _HINT_CHARACTERS.isdisjoint(text):
-            if not any(map(text.lower().__contains__, _HINT_WORDS)):
+        read = canonical(text)  # invisible characters, other digits and dashes: what is read
+        if not self.custom and _DIGITS.isdisjoint(read) and _HINT_CHARACTERS.isdisjoint(read):
+            if not any(map(read.lower().__contains__, _HINT_WORDS)):
                 return None  # C-level checks first: most queries end here, without RE2
+        found = self._scan(read)
+        if found is None and not _DIGITS.isdisjoint(read):
+            separated = loose(text)  # any separator between digits: a second read, if other
+            if separated != read:
+                found = self._scan(separated)
+        return found
+
+    def _scan(self, text: str) -> str | None:
+        """The first detector that fires on ``text`` as read."""
         shapes = self._shapes.Match(text)
         if shapes is None:
             return None

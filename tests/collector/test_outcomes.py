@@ -70,3 +70,9 @@ def test_continues_is_extension_deletion_or_a_small_edit(before, after, expected
 
     assert continues(before, after, 2) is expected
     assert continues(after, before, 2) is expected  # the relation is symmetric
+
+
+def test_bidi_controls_and_the_byte_order_mark_never_leave_raw():
+    assert normalize_query("ctrlrlo \u202edrowssap\u202c") == "ctrlrlo drowssap"
+    bidi = [*map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A)), "\ufeff"]
+    assert normalize_query("".join(f"a{c}b " for c in bidi)) == " ".join(["ab"] * len(bidi))

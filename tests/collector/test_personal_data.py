@@ -5,6 +5,7 @@ detector in linear time on hostile input."""
 from __future__ import annotations
 
 import time
+import unicodedata
 
 import pytest
 from hypothesis import given
@@ -218,6 +219,17 @@ SAFE = [
     "ssn card replacement",
     "ssn 000000000",  # no such SSN
     "10 may",  # a day without a year
+    # separators the loose form reads (collector/privacy/canonical.py) in product queries
+    "open 10:30-18:00",  # a time, not an address with a mixed separator
+    "ratio 16:9 monitor",
+    "lego 10294|10295",
+    "dimensions 120*60*75 cm",
+    "bolt m10*1.25*50",
+    "item #1234 #5678",
+    "price 1,299,999",
+    "menstrual period pants",  # "period" is a dot only before a top-level domain
+    "vitamin (a) 1000 iu",
+    "pack of 6 a amazon",
 ]
 
 
@@ -322,7 +334,7 @@ def test_a_shape_is_found_after_a_megabyte_of_near_misses():
     assert PersonalData(max_chars=len(text)).reason(text) == pd.PHONE_NUMBER
 
 
-SPOKEN_LANGUAGES = {"en", "es", "pt", "fr", "de", "it", "nl"}
+SPOKEN_LANGUAGES = {"en", "es", "pt", "fr", "de", "it", "nl", "pl", "sv"}
 
 
 def test_a_spoken_e_mail_is_found_in_every_language_docs_name():
@@ -371,3 +383,96 @@ def test_what_is_read_is_not_what_is_shown():
     text = "4111\u200b1111\u200b1111\u200b1111"
     assert detectors.reason(text) == pd.CARD_NUMBER and detectors.is_cheap(text)
     assert detectors.reason("tent\u200b") is None
+
+
+# Any separator between the groups of a number (issue 35's held-out inputs): the loose form
+# reads a run of other characters between two digits as one separator.
+SEPARATED = [
+    *((card, pd.CARD_NUMBER) for card in (
+        "4148|5253|8885|3930", "4363:3875:0047:4394", "4575*5131*3735*3792",
+        "4907+5116+3726+5168", "4761~2220~2972~9978", "4528\\8200\\1826\\3307",
+        "5786;5797;5432;3196", "5487=5749=1186=2527", "5760#1895#5597#9715",
+        "5147'1049'7465'0759", "5291\u20197034\u20192366\u20197126")),
+    *((ssn, pd.US_SSN) for ssn in ("501/22/3344", "155_42_7781", "385:72:9904", "261,14,6637",
+                                   "590\u200b88\u200b3012")),  # a zero-width space between
+    *((ip, pd.IP_ADDRESS) for ip in (
+        "83[.]145[.]201[.]17", "83 . 145 . 201 . 18", "185,76,9,114", "83_145_201_19",
+        "83-145-201-20", "83/145/201/21", "192.168.001.010")),
+    ("BE68/5390/0754/7034", pd.IBAN),
+    ("GB33:BUKB:2020:1555:5555:55", pd.IBAN),
+    ("call 555|123|4567", pd.PHONE_NUMBER),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), SEPARATED)
+def test_any_separator_between_the_groups_of_a_number_is_a_separator(text, reason):
+    assert DETECTORS.reason(text) == reason
+
+
+# Punctuation, symbols and format characters: what may stand between the groups of a number
+# (not "@", which makes an e-mail, nor a symbol that reads as letters: ㎏ is "kg").
+SEPARATOR_LIKE = st.characters(
+    categories=("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Cf"),
+    exclude_characters="@").filter(
+    lambda c: not any(map(str.isalnum, unicodedata.normalize("NFKD", c))))
+
+
+@given(st.text("0123456789", min_size=15, max_size=15),
+       st.lists(SEPARATOR_LIKE, min_size=1, max_size=2).map("".join), st.booleans())
+def test_a_card_number_with_any_separator_between_its_groups_is_found(body, sep, spaced):
+    digits = _with_check(body, valid=True)
+    sep = f" {sep} " if spaced else sep
+    grouped = sep.join(digits[i:i + 4] for i in range(0, 16, 4))
+    # (one in 97 of 15 digits together is a French social security number; one led by 0 may
+    # read as a national phone number first)
+    assert DETECTORS.reason(f"card {grouped}") in (pd.CARD_NUMBER, pd.NATIONAL_ID,
+                                                   pd.PHONE_NUMBER)
+
+
+@given(st.integers(1, 665).filter(lambda a: a != 666), st.integers(1, 99),
+       st.integers(1, 9999), SEPARATOR_LIKE)
+def test_an_ssn_with_any_separator_between_its_groups_is_found(area, group, serial, sep):
+    # (one led by 0 is also a national phone number with a trunk prefix: 012/34/5678)
+    assert DETECTORS.reason(f"{area:03}{sep}{group:02}{sep}{serial:04}") in (pd.US_SSN,
+                                                                         pd.PHONE_NUMBER)
+
+
+@given(st.lists(st.integers(0, 255), min_size=4, max_size=4), SEPARATOR_LIKE)
+def test_an_ipv4_address_with_any_one_separator_is_found(octets, sep):
+    address = sep.join(map(str, octets))
+    assert DETECTORS.reason(f"router {address}") is not None  # (or read as a phone number)
+
+
+SPOKEN_MORE = [
+    "juan arro\u0301ba correo punto es",  # a combining accent on the keyword
+    "juan arróba correo púnto es",
+    "jean.dupont arobas orange point fr",
+    "jean.dupont arrobe orange point fr",
+    "hans.meier at-zeichen web punkt de",
+    "mario.rossi chiocciolina libero punto it",
+    "jan.jansen apestaartje ziggo punt nl",
+    "barnaby.wexford at example period com",
+    "philippa.crane at sign yahoo dot co dot uk",
+    "odile.brun (a) example.com",
+    "melisande.orth \u24d0 gmail.com",  # a circled a
+    "jan.kowalski małpa onet kropka pl",
+    "sven.svensson snabel-a telia punkt se",
+]
+
+
+@pytest.mark.parametrize("text", SPOKEN_MORE)
+def test_more_spoken_forms_of_an_e_mail_are_found(text):
+    assert DETECTORS.reason(text) == pd.OBFUSCATED_EMAIL
+
+
+@given(st.sampled_from(sorted(n for n in NEEDLES if n.startswith("spoken_"))),
+       st.sampled_from(("\u0301", "\u0300", "\u0308", "\u0303")), st.data())
+def test_an_accent_on_a_letter_of_a_spoken_e_mail_hides_nothing(needle, accent, data):
+    """Accents (combined or precomposed) are read without their marks."""
+    text, reason = NEEDLES[needle]
+    vowels = [i for i, c in enumerate(text) if c in "aeiou"]
+    i = data.draw(st.sampled_from(vowels))
+    accented = text[:i + 1] + accent + text[i + 1:]
+    if data.draw(st.booleans()):
+        accented = unicodedata.normalize("NFC", accented)
+    assert DETECTORS.reason(accented) == reason
