@@ -10,9 +10,10 @@ machine. Which checkout goes first alternates by round (the second of a pair run
 Reported: each round's seconds and ratio (this ÷ the other), and their medians.
 
 ``--instructions``: instead, the instructions each checkout executes (valgrind's callgrind,
-``Ir``; ``PYTHONHASHSEED=0``) to replay the log, less those of replaying an empty log (the
-start-up, reported apart): a count that does not move with the machine's load, for a log of
-tens of thousands of records (callgrind runs ~50× slower). One round is enough.
+``Ir``; ``PYTHONHASHSEED=0``) to replay the log, less those of replaying its first record alone
+(the start-up, reported apart; an empty log is refused, exit 3): a count that does not move
+with the machine's load, for a log of tens of thousands of records (callgrind runs ~50× slower).
+One round is enough.
 """
 
 from __future__ import annotations
@@ -57,8 +58,12 @@ def instructions_of_replay(tree: Path, log: Path) -> int:
 
 
 def instructions(trees: dict[str, Path], log: Path) -> dict[str, object]:
-    """Each checkout's start-up (an empty log) and per-log instructions, and their ratio."""
+    """Each checkout's start-up (the log's first record alone) and per-log instructions, and
+    their ratio."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as empty:
+        with open(log, "rb") as handle:
+            empty.write(handle.readline())
+        empty.flush()
         for tree in trees.values():  # bytecode written first: no run counts a compile
             subprocess.run([sys.executable, "-c", _REPLAY, "replay", empty.name], cwd=tree,
                            check=True, env={**os.environ, "PYTHONPATH": str(tree)},

@@ -230,6 +230,7 @@ _NATIONAL_IDS = (
 # -- IP addresses ----------------------------------------------------------------------------
 _IP_SEPARATORS = frozenset(".:-")
 
+
 def _ipv4(match: re2._Match) -> bool:
     """Four numbers up to 255, leading zeros or not (192.168.001.010 is what it says), that
     are not four groups of a longer run (01.23.45.67.89 is a phone number), written with one
