@@ -46,6 +46,7 @@ def is_sku(normalized: str) -> bool:
 
 
 _UNSET = -1
+RARE = 1  # a query the live sketch has counted this many times or fewer is tail
 
 
 
@@ -94,6 +95,7 @@ class HeavyHitters:
         self.torso_share = torso_share
         self.counts: dict[str, int] = {}
         self.total = 0
+        # every query is head until the first thresholds (``_next_refresh`` searches)
         self.head_min = 1
         self.torso_min = 1
         self._next_refresh = 100
@@ -138,9 +140,11 @@ class HeavyHitters:
             if running >= torso_target:
                 self.torso_min = count
                 break
-        # Queries tied with the threshold count all belong to the stratum: never below 1.
-        self.head_min = max(self.head_min, 1)
-        self.torso_min = max(min(self.torso_min, self.head_min), 1)
+        # Queries tied with the threshold count all belong to the stratum; a query counted
+        # RARE times or fewer is tail whatever the shares say (on a log too small for the
+        # shares to reach the single queries, the tail is still the rare ones).
+        self.head_min = max(self.head_min, RARE + 1)
+        self.torso_min = max(min(self.torso_min, self.head_min), RARE + 1)
 
 
 class QueryText:

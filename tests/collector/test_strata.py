@@ -56,6 +56,19 @@ def test_heavy_hitters_split_traffic_by_cumulative_share():
     assert sketch.observe("t1") == TAIL
 
 
+def test_a_query_counted_once_is_tail_when_the_shares_never_reach_the_single_queries():
+    # 100 searches: "a" 40, then 60 queries once each. By share alone, head would take the
+    # first ten singletons too (40 + 10 = 50 %) and every query would be head: no tail at all.
+    sketch = HeavyHitters(capacity=1000, head_share=0.5, torso_share=0.8)
+    strata = [sketch.observe(q) for q in ["a"] * 40 + [f"s{i}" for i in range(60)]]
+    assert set(strata[:99]) == {HEAD}  # before the first thresholds: all head
+    assert strata[99] == TAIL  # the 100th search sets them
+    assert (sketch.head_min, sketch.torso_min) == (2, 2)
+    assert sketch.observe("s100") == TAIL  # counted once
+    assert sketch.observe("s1") == HEAD  # counted twice: as frequent as any but "a"
+    assert sketch.observe("a") == HEAD
+
+
 def test_heavy_hitters_memory_is_bounded():
     sketch = HeavyHitters(capacity=50, head_share=0.5, torso_share=0.8)
     for i in range(10_000):
