@@ -4,7 +4,8 @@ always match; nothing is downloaded — no browser build of a library's own, no 
 
 `open_page` loads a file and reports what a reader would meet: console errors (JavaScript
 exceptions, failed loads), charts not drawn (an ``svg`` or its shapes of zero size), empty
-tables. `screenshot` saves the whole page as a palette PNG (small enough to commit).
+tables, tables cut off at the window's edge (wider than the window and in no box that
+scrolls). `screenshot` saves the whole page as a palette PNG (small enough to commit).
 """
 
 from __future__ import annotations
@@ -41,7 +42,17 @@ return {
       .filter(s => { const [w, h] = size(s); return w > 0 || h > 0; }).length})),
   tables: Array.from(document.querySelectorAll('table')).map(t => ({
     rows: t.querySelectorAll('tbody tr, tr').length - t.querySelectorAll('thead tr').length,
-    visible: size(t)[0] > 0})),
+    visible: size(t)[0] > 0,
+    cut: (() => {  // where it is cut off (its right edge), 0 when it fits or its box scrolls
+      const right = t.getBoundingClientRect().right, edge = window.innerWidth;
+      if (right <= edge) return 0;
+      for (let box = t.parentElement; box; box = box.parentElement) {
+        const overflow = getComputedStyle(box).overflowX;
+        if ((overflow === 'auto' || overflow === 'scroll')
+            && box.getBoundingClientRect().right <= edge) return 0;
+      }
+      return Math.round(right);
+    })()})),
   height: document.documentElement.scrollHeight};
 """
 
@@ -60,6 +71,8 @@ class Page:
         found += [f"chart {c['title']!r} not drawn ({c['size']}, {c['shapes']} shapes)"
                   for c in self.charts if min(c["size"]) <= 0 or c["shapes"] == 0]
         found += [f"table {i} is empty" for i, t in enumerate(self.tables) if t["rows"] <= 0]
+        found += [f"table {i} is cut off at {t['cut']} px (the window is {WIDTH})"
+                  for i, t in enumerate(self.tables) if t["cut"]]
         return found
 
 

@@ -130,4 +130,4 @@ def _queries(comparison: Comparison, k: int) -> str:
     listed = table(frame, columns, formats, sortable=True, table_id="queries",
                    row_strata=list(frame["stratum"]))
     return (f"<h2>Queries that got worse and better</h2><p>{shown}. Click a column to sort."
-            f"</p>{stratum_filter('queries', strata)}<div class=\"wide\">{listed}</div>")
+            f"</p>{stratum_filter('queries', strata)}{listed}")

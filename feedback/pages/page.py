@@ -67,7 +67,8 @@ def cell(value: Any, formatter: Callable[[Any], str] | None = None) -> str:
 def table(frame: pd.DataFrame, columns: dict[str, str],
           formats: dict[str, Callable[[Any], str]] | None = None, sortable: bool = False,
           table_id: str = "", row_strata: Sequence[str] | None = None) -> str:
-    """``frame``'s ``columns`` (name → title) as a table; ``formats``: per column, how a value
+    """``frame``'s ``columns`` (name → title) as a table, in a box that scrolls when it is
+    wider than the window; ``formats``: per column, how a value
     is shown; ``row_strata``: each row's stratum, for the stratum filter."""
     formats = formats or {}
     head = "".join(f"<th>{escape(title)}</th>" for title in columns.values())
@@ -78,8 +79,9 @@ def table(frame: pd.DataFrame, columns: dict[str, str],
         rows.append(f"<tr{stratum}>{cells}</tr>")
     attributes = (' class="sortable"' if sortable else "") + (f' id="{table_id}"' if table_id
                                                               else "")
-    return (f"<table{attributes}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
-            "</tbody></table>")
+    # in a box that scrolls sideways: a table wider than the window is never cut off
+    return (f'<div class="wide"><table{attributes}><thead><tr>{head}</tr></thead><tbody>'
+            f"{''.join(rows)}</tbody></table></div>")
 
 
 def stratum_filter(target: str, strata: Sequence[str]) -> str:
