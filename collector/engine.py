@@ -83,18 +83,21 @@ class Engine:
         judgments: JudgmentsFile | None = None,
         examination: ExaminationFile | None = None,
         wall_clock: Callable[[], float] = time.time,
+        by_client: bool = False,
     ) -> None:
         """``judgments``: the judgment set to score live rankings against, ``examination``: the
         click model's curves, each shared by the engines of one process; default: the file of
         ``judgments.file`` / ``clicks.examination_file``, when set. ``wall_clock``: now, in
-        Unix seconds (tests fix it): what no record's stamp can be past (_from_the_future)."""
+        Unix seconds (tests fix it): what no record's stamp can be past (_from_the_future).
+        ``by_client``: experiment statistics clustered by client exactly, ``none`` included
+        (offline reports only: collector/series/units.py)."""
         self.config = config
         self.dead_letters = dead_letters or DiscardWithCount()
         self.stats = acc.PipelineStats()
         self.table = SeriesTable(config["labels.application_cap"], config["labels.variant_cap"],
                                  config["metrics.latency_guardrail_s"],
                                  config["experiments.unit_buckets"],
-                                 config["experiments.max_variants"])
+                                 config["experiments.max_variants"], by_client)
         self.strata = StrataClassifier.from_config(config)
         self.sessions = Sessionizer(
             self.table, self.strata, self.stats,

@@ -87,6 +87,12 @@ class FeedbackError(ValueError):
     """The job cannot run on this input (an empty period, an unusable argument)."""
 
 
+# raised by feedback/experiments/verdicts.py
+class ExperimentError(ValueError):
+    """An experiment report cannot compare: no variant is the control, and the message names
+    the application, the control looked for and the variants seen."""
+
+
 # raised by collector/output_files.py
 class OutputError(OSError):
     """A file the command writes could not be written to its end (a full disk, a quota, a

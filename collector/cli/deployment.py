@@ -54,6 +54,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_experiments(args: argparse.Namespace) -> int:
+    from collector.errors import ExperimentError
     from collector.series.experiment_stats import ExperimentDesign
     from feedback.experiments.report import page
     from feedback.experiments.verdicts import from_exposition, from_logs, text, verdicts
@@ -76,7 +77,11 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     else:
         progress = show_progress(args)
         experiments, input_error = from_logs(args.files, config, progress)
-    report = verdicts(experiments, design)
+    try:
+        report = verdicts(experiments, design, by_client=not args.metrics)
+    except ExperimentError as error:
+        log.error("%s", error)
+        return EXIT_INPUT
     if args.html:
         with writing(args.html, "--html") as handle:
             handle.write(page(report))
@@ -89,7 +94,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         log.error("%s", input_error)
         return EXIT_INPUT
     if not report["applications"]:
-        log.error("no experiment in %s: no search has a variant other than none",
+        log.error("no experiment in %s: no search has a variant other than none, and none is "
+                  "interleaved",
                   args.metrics or ", ".join(args.files) or "the input")
         return EXIT_INPUT
     return EXIT_OK
@@ -148,16 +154,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         description="Per application and experiment variant (query_attributes.variant): units\n"
                     "(distinct clients), searches, the sample-ratio test (chi-square of units\n"
                     "against experiments.split, else an equal split), every rate with its 95 %\n"
-                    "interval clustered by client (delta method over experiments.unit_buckets\n"
-                    "hashed client buckets), its difference from experiments.control_variant\n"
-                    "with its interval and a verdict (better / worse / inconclusive /\n"
-                    "guardrail breached), the power at the observed difference and the\n"
-                    "searches and units still needed for 80 %, interleaving's wins and Δ.\n"
-                    "The same numbers the recording rules compute (docs/metrics.md).",
-        epilog="From UBI logs (units: the distinct clients of the whole log) or, with\n"
-               "--metrics, from a /metrics exposition (a scrape of a collector, or replay\n"
-               "--metrics-out). Settings: experiments.* (searchpulse --help).\n"
-               "Exit codes: 0 ok, 2 configuration error, 3 input unreadable or no experiment.")
+                    "interval clustered by client (Wilson-type, inside [0, 1]), its difference\n"
+                    "from the control with its interval, p-value, Holm-adjusted p-value (over\n"
+                    "every difference of the report) and a verdict (better / worse /\n"
+                    "inconclusive / guardrail breached), its ratio to the control (log-scale\n"
+                    "interval), the power at the observed difference and the searches and\n"
+                    "units still needed for 80 %; interleaving's wins and Δ per variant, none\n"
+                    "included. The control: experiments.control_variant, else the one of\n"
+                    "control, baseline, a, A among the variants (docs/metrics.md).",
+        epilog="From UBI logs (clustered by client exactly: one cluster per client; units:\n"
+               "the distinct clients of the whole log) or, with --metrics, from a /metrics\n"
+               "exposition (a scrape of a collector, or replay --metrics-out: clustered over\n"
+               "its experiments.unit_buckets hashed client buckets, as the live rules are).\n"
+               "Settings: experiments.* (searchpulse --help).\n"
+               "Exit codes: 0 ok, 2 configuration error, 3 input unreadable, no experiment,\n"
+               "or no control variant among an application's variants (named).")
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="UBI logs (JSON lines; .gz accepted; - for stdin)")
     p.add_argument("--metrics", metavar="FILE",

@@ -203,15 +203,22 @@ def verdict(rate: Rate, diff: Estimate, denominator: float, design: ExperimentDe
     """better / worse / inconclusive from the interval of the difference; a guardrail is
     breached when even its low end is worse than the margin (non-inferiority fails) with
     ``min_searches`` in the variant — the guardrail tickets' condition."""
-    if rate.guardrail is not None:
-        margin = getattr(design, rate.guardrail)
-        if diff.low > margin and denominator >= design.min_searches:
-            return "guardrail breached"
+    if guardrail_breached(rate, diff.low, denominator, design):
+        return "guardrail breached"
     if diff.low > 0:
         return "better" if rate.higher_is_better else "worse"
     if diff.high < 0:
         return "worse" if rate.higher_is_better else "better"
     return "inconclusive"
+
+
+def guardrail_breached(rate: Rate, low: float, denominator: float, design: ExperimentDesign
+                       ) -> bool:
+    """Non-inferiority fails: the difference's low end ``low`` is worse than the rate's
+    margin, with ``min_searches`` in the variant (False for a rate that is no guardrail)."""
+    if rate.guardrail is None:
+        return False
+    return low > getattr(design, rate.guardrail) and denominator >= design.min_searches
 
 
 def sample_ratio(units: Mapping[str, float], split: Mapping[str, float]

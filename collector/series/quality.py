@@ -165,15 +165,19 @@ class SeriesTable:
     experiment variant (a variant but ``none`` and ``other``) also gets its ``ExperimentUnits``
     with ``unit_buckets`` buckets (collector/series/units.py), the first ``max_experiments`` of
     them: at most that many × buckets × 10 series; later ones are counted in ``experiments_refused``
-    (exposed as ``searchpulse_label_values_folded_total{label="experiment"}``)."""
+    (exposed as ``searchpulse_label_values_folded_total{label="experiment"}``). ``by_client``
+    (offline reports only): one bucket per client, and ``none`` gets its units too
+    (collector/series/units.py)."""
 
     def __init__(self, application_cap: int, variant_cap: int, latency_guardrail_s: float,
-                 unit_buckets: int = 32, max_experiments: int = 40) -> None:
+                 unit_buckets: int = 32, max_experiments: int = 40,
+                 by_client: bool = False) -> None:
         self.application = CappedLabel("application", application_cap)
         self.variant = CappedLabel("variant", variant_cap)
         self.latency_bounds = latency_buckets(latency_guardrail_s)
         self.unit_buckets = unit_buckets
         self.max_experiments = max_experiments  # bounds the unit-bucket series
+        self.by_client = by_client
         self.experiments_refused = 0  # experiment variants beyond it: no unit statistics
         self.series: list[QualitySeries] = []  # append-only: safe to iterate during a scrape
         self.experiments: list[ExperimentUnits] = []  # append-only, like ``series``
@@ -194,12 +198,12 @@ class SeriesTable:
         if row is None:
             row = [QualitySeries(values[0], name, values[1], self.latency_bounds)
                    for name in STRATA]
-            if values[1] in (NONE, OTHER):
+            if values[1] == OTHER or (values[1] == NONE and not self.by_client):
                 pass
             elif len(self.experiments) >= self.max_experiments:
                 self.experiments_refused += 1
             else:
-                experiment = ExperimentUnits(*values, self.unit_buckets)
+                experiment = ExperimentUnits(*values, self.unit_buckets, self.by_client)
                 for series in row:
                     series.experiment = experiment
                 self.experiments.append(experiment)

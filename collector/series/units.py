@@ -18,6 +18,11 @@ experiment variant) — every variant but ``none`` and ``other``:
   randomization (the delta method over buckets: Deng, Knoblich, Lu 2018; the bucketed variance
   of Kohavi, Tang, Xu ch. 18). Bucket sums are plain counters: ``increase()`` over any window
   composes, which per-client sums of squares would not (a square of a sum is not a sum).
+* **by client** (offline reports only: ``searchpulse experiments`` on a log): one bucket per
+  client instead, so the variance is the exact cluster-robust one; a live collector cannot keep
+  that (unbounded series, and ``increase()`` of per-client sums would not compose), so it keeps
+  its hashed buckets. Offline, the variant ``none`` gets its clients' buckets too: an
+  interleaved log without variants has its clustered Δ.
 
 The window is sliding: a client leaves the count ``unit_window_s`` after its newest search (a
 lazily re-queued FIFO, checked once per ordering-buffer bucket, not per search). The tracked
@@ -66,20 +71,35 @@ class ExperimentUnits:
     """One (application, variant) of an experiment: its units and its unit buckets (created
     when a client of theirs first searches: only buckets with data are exposed)."""
 
-    __slots__ = ("application", "variant", "buckets", "units", "without_client_id")
+    __slots__ = ("application", "variant", "buckets", "units", "without_client_id", "clients")
 
-    def __init__(self, application: str, variant: str, buckets: int) -> None:
+    def __init__(self, application: str, variant: str, buckets: int,
+                 by_client: bool = False) -> None:
+        """``by_client``: one bucket per client (its index in ``clients``), ``buckets`` unused
+        — the offline reports' exact clustering (module docstring)."""
         self.application = application
         self.variant = variant
-        self.buckets: list[BucketCounts | None] = [None] * buckets
+        self.buckets: list[BucketCounts | None] = [] if by_client else [None] * buckets
         self.units = 0  # clients tracked now (a gauge)
         self.without_client_id = 0  # searches of the variant that belong to no unit (a count)
+        self.clients: dict[str, int] | None = {} if by_client else None
 
     def bucket(self, index: int) -> BucketCounts:
         counts = self.buckets[index]
         if counts is None:
             counts = self.buckets[index] = BucketCounts(self, index)
         return counts
+
+    def bucket_for(self, client: str) -> BucketCounts:
+        """The bucket a client's searches count in: its hashed bucket, or its own."""
+        clients = self.clients
+        if clients is None:
+            return self.bucket(bucket_of(client, len(self.buckets)))
+        index = clients.get(client)
+        if index is None:
+            index = clients[client] = len(self.buckets)
+            self.buckets.append(None)
+        return self.bucket(index)
 
     def filled(self) -> list[BucketCounts]:
         return [b for b in self.buckets if b is not None]
@@ -135,7 +155,7 @@ class UnitTracker:
                 if ts > unit.last:
                     unit.last = ts
                 return unit.counts
-        counts = experiment.bucket(bucket_of(client, len(experiment.buckets)))
+        counts = experiment.bucket_for(client)
         if len(self.seen) >= self.max_units:
             self.data_quality[UNIT_NOT_TRACKED] += 1
             return counts

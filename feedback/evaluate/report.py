@@ -72,7 +72,7 @@ def _differences(comparison: Comparison, names: Sequence[str]) -> tuple[str, str
     verdicts = comparison.verdicts[comparison.verdicts["paired"] > 0]
     plots = []
     for measure, rows in verdicts.groupby("measure", sort=False):
-        lines = [(r.slice, r.delta, r.ci_low, r.ci_high, r.regression)
+        lines = [(r.slice, r.delta, r.ci_low, r.ci_high, "worse" if r.regression else "neutral")
                  for r in rows.itertuples()]
         chart = interval_plot(lines, float(rows["margin"].iloc[0]),
                               f"{measure}: Δ and 95 % interval per slice")

@@ -92,10 +92,15 @@ def grid(values: Sequence[Sequence[float | None]], rows: Sequence[str], columns:
     return "".join(parts)
 
 
-def interval_plot(rows: Sequence[tuple[str, float, float, float, bool]], margin: float | None,
-                  title: str) -> str:
-    """Mean differences with their intervals, one line per (label, Δ, low, high, failed); the
-    zero line, and the margin the gate tolerates (dashed) when given."""
+# an interval's colour: what it says about the change (interval_plot)
+TONES = {"worse": "#c0392b", "better": "#1e8449", "neutral": "#2c3e50"}
+
+
+def interval_plot(rows: Sequence[tuple[str, float, float, float, str]], margin: float | None,
+                  title: str, axis: str = "") -> str:
+    """Mean differences with their intervals, one line per (label, Δ, low, high, tone: a key
+    of TONES); the zero line, the margin the gate tolerates (dashed) when given, and ``axis``
+    (what the direction means, e.g. "better →") under the zero."""
     height = 24 * len(rows) + 40
     left, width = 230, 640
     ends = [v for _, d, lo, hi, _ in rows for v in (d, lo, hi) if v == v]
@@ -110,7 +115,7 @@ def interval_plot(rows: Sequence[tuple[str, float, float, float, bool]], margin:
              f'<line x1="{x(0):.1f}" y1="10" x2="{x(0):.1f}" y2="{height - 24}" '
              'stroke="#555"/>',
              f'<text x="{x(0):.1f}" y="{height - 8}" font-size="10" text-anchor="middle">0'
-             "</text>",
+             f"{'  ' + escape(axis) if axis else ''}</text>",
              f'<text x="{x(-span):.1f}" y="{height - 8}" font-size="10">{-span:+.3f}</text>',
              f'<text x="{x(span):.1f}" y="{height - 8}" font-size="10" text-anchor="end">'
              f"{span:+.3f}</text>"]
@@ -118,9 +123,9 @@ def interval_plot(rows: Sequence[tuple[str, float, float, float, bool]], margin:
         parts.append(f'<line x1="{x(-margin):.1f}" y1="10" x2="{x(-margin):.1f}" '
                      f'y2="{height - 24}" stroke="#c0392b" stroke-dasharray="4 3"><title>'
                      f"margin −{margin:g}</title></line>")
-    for i, (label, delta, low, high, failed) in enumerate(rows):
+    for i, (label, delta, low, high, tone) in enumerate(rows):
         y = 22 + 24 * i
-        colour = "#c0392b" if failed else "#2c3e50"
+        colour = TONES[tone]
         parts.append(f'<text x="{left - 10}" y="{y + 4}" font-size="11" text-anchor="end">'
                      f"{escape(label)}</text>")
         if low == low:

@@ -98,11 +98,13 @@ def test_the_rules_compute_what_the_report_prints(measured):
     for rate in RATES:
         window = "6h" if rate.guardrail else "1h"
         name = f"application_variant:searchpulse_{rate.ratio}"
-        for kind, key in (("ratio", "value"), ("clustered_low", "low"),
-                          ("clustered_high", "high")):
+        # the rules' symmetric interval is their own (the report's is Wilson-type): compared
+        # through the variance both read
+        for kind, key in (("ratio", "value"), ("clustered_variance", "stderr")):
             found = _samples(prometheus, f"{name}:{kind}_increase{window}",
                              "application", "variant")
-            expected = {(app, variant): entry["rates"][rate.ratio][key]
+            expected = {(app, variant): entry["rates"][rate.ratio][key] ** (
+                            2 if key == "stderr" else 1)
                         for app, found_app in applications.items()
                         for variant, entry in found_app["variants"].items()}
             assert found.keys() == expected.keys(), (rate.ratio, kind)
@@ -131,11 +133,11 @@ def test_the_rules_compute_what_the_report_prints(measured):
     halves = _samples(prometheus, f"{preference}_interval:ratio_increase1h", "application",
                       "team")
     for app, found in applications.items():
-        for team, delta in found["variants"]["interleaved"]["interleaving"]["delta"].items():
+        for team, delta in found["interleaving"]["interleaved"]["delta"].items():
             assert deltas[app, team] == pytest.approx(delta["value"], rel=1e-9)
-            assert halves[app, team] == pytest.approx(delta["high"] - delta["value"], rel=1e-9)
+            assert halves[app, team] == pytest.approx(design.t * delta["stderr"], rel=1e-9)
             compared += 2
-    assert compared == 6 * 3 * 6 + 6 * 3 * 4 + 2 * 2 * 2
+    assert compared == 6 * 2 * 6 + 6 * 3 * 4 + 2 * 2 * 2
 
 
 def test_the_report_reads_the_same_from_the_log_and_from_the_exposition(measured):
@@ -144,4 +146,15 @@ def test_the_report_reads_the_same_from_the_log_and_from_the_exposition(measured
     design = ExperimentDesign.from_config(config)
     from_log, error = from_logs([str(log)], config)
     assert error is None
-    assert verdicts(from_log, design) == verdicts(from_exposition(final.decode(), 32), design)
+    # the log's report clusters by client exactly, the exposition's over its 32 buckets: the
+    # same units, searches and rates, other variances
+    by_client = verdicts(from_log, design, by_client=True)
+    hashed = verdicts(from_exposition(final.decode(), 32), design)
+    assert (by_client["design"]["clusters"], hashed["design"]["clusters"]) == ("client", 32)
+    for app, found in hashed["applications"].items():
+        for variant, entry in found["variants"].items():
+            mine = by_client["applications"][app]["variants"][variant]
+            assert (mine["units"], mine["searches"]) == (entry["units"], entry["searches"])
+            for rate in RATES:
+                assert mine["rates"][rate.ratio]["value"] == pytest.approx(
+                    entry["rates"][rate.ratio]["value"], rel=1e-12)
