@@ -36,7 +36,8 @@ def _interval(rated: dict[str, Any]) -> str:
 
 def _table(head: list[str], rows: list[str]) -> str:
     titles = "".join(f"<th>{escape(title)}</th>" for title in head)
-    return f"<table><thead><tr>{titles}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (f'<div class="wide"><table><thead><tr>{titles}</tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table></div>")  # scrolls sideways when wider than the window
 
 
 def _rate_table(variants: dict[str, Any]) -> str:
