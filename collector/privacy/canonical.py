@@ -85,12 +85,14 @@ _DIGITWISE = re.compile(r"(?<!\()\((\d)\)(?!\))|(?:\b\d\.){2,}(?!\d)|(?:\b\d,){2
 
 def _written_out(text: str) -> str:
     """``text`` with its digit-wise written numbers as digits (``_DIGITWISE``)."""
-    if "(" not in text and ". " not in text and "," not in text and not text.endswith("."):
+    if ("(" not in text and ". " not in text and "," not in text and not text.endswith(".")
+            or _ASCII_DIGITS.isdisjoint(text)):
         return text  # (most texts: C-level tests, no regex)
     return _DIGITWISE.sub(lambda m: m.group(1) or m.group().translate(_STOPS), text)
 
 
 _STOPS = str.maketrans("", "", ".,")
+_ASCII_DIGITS = frozenset("0123456789")
 
 
 @cache
