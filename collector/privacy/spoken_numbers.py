@@ -65,6 +65,9 @@ _OPTIONS.case_sensitive = False
 _RUNS = re2.compile(RUN, _OPTIONS)
 # A run of digits alone after a "plus" counts from this many digits (an international number).
 _PLUS_DIGITS = 10
+# What of a run is read: its first characters (a run of more holds 19 digits or more, a long
+# number whatever the rest says), so that no text costs more than its first runs.
+_MAX_RUN_CHARS = 400
 # A run counts from this many number words.
 _MIN_WORDS = 3
 _NO_DIGITS = str.maketrans("", "", "0123456789")
@@ -126,7 +129,7 @@ def spoken(text: str) -> tuple[str, int]:
     pieces: list[str] = []
     last = most = 0
     for match in _RUNS.finditer(text):
-        digits, words = _read(match.group())
+        digits, words = _read(match.group()[:_MAX_RUN_CHARS])
         count = len(digits) - len(digits.translate(_NO_DIGITS))
         if words < _MIN_WORDS and not (digits.startswith("+") and count >= _PLUS_DIGITS):
             continue
