@@ -1,5 +1,6 @@
 """Personal data as an attacker or an unusual keyboard writes it: invisible characters inside,
-other dashes and spaces as separators, digits of other scripts, spoken e-mails. Shared by the
+other dashes and spaces as separators, digits of other scripts and numerals that are not
+digits (一, ①, ⑴, ⒈, ❶, ²), look-alike colons, spoken e-mails and spoken numbers. Shared by the
 detectors' property tests (tests/collector/test_personal_data.py) and the end-to-end test of
 every exit path (tests/test_privacy.py), with the text of a page as a browser's parser reads
 it."""
@@ -32,6 +33,18 @@ NEEDLES = {
     "spoken_nl": ("jan.jansen apenstaartje ziggo punt nl", "obfuscated_email"),
     "spoken_pl": ("jan.kowalski małpa onet kropka pl", "obfuscated_email"),
     "spoken_sv": ("sven.svensson snabel-a telia punkt se", "obfuscated_email"),
+    # issue 35's second held-out attack: the kinds it found, one needle each
+    "us_ssn_abbreviated": ("s.s.n. 123456789", "us_ssn"),
+    "us_ssn_spanish": ("numero de seguro social 123456789", "us_ssn"),
+    "number_spoken": ("call four one five eight six seven five three zero nine",
+                      "phone_number"),
+    "number_spoken_es": ("llamar cuatro uno cinco ocho seis siete cinco tres cero nueve",
+                         "phone_number"),
+    "email_truncated": ("maximilian.horst@", "email"),
+    "email_spoken_bei": ("max punkt horst bei gmx punkt de", "obfuscated_email"),
+    "phone_spoken_plus": ("plus 44 20 7946 0958", "phone_number"),
+    "phone_bracketed": ("(415)8675301", "phone_number"),
+    "ipv6": ("router fe80::1ff:fe23:4567:890a", "ip_address"),
 }
 
 # Characters a person does not see: format characters (Cf: zero-width space, joiners, soft
@@ -52,6 +65,43 @@ SPACES = sorted({chr(c) for c in range(sys.maxunicode + 1)
 # The zero of every script's decimal digits (Nd comes in runs of ten, 0 to 9).
 ZEROS = sorted(chr(c) for c in range(sys.maxunicode + 1)
                if unicodedata.category(chr(c)) == "Nd" and unicodedata.decimal(chr(c)) == 0)
+
+
+# Numerals that are not decimal digits (not Nd), by the digit they are worth: CJK and
+# financial ideographs, Hangzhou numerals, circled, parenthesized and full-stop digits,
+# dingbats, superscripts and subscripts, Ethiopic, counting rods … — not those NFKC (the
+# query's normalization, before any detector reads it) makes Latin letters or a fraction:
+# Roman Ⅶ is "vii", ⅟ is "1⁄".
+NUMERALS = {str(d): sorted(c for c in map(chr, range(sys.maxunicode + 1)) if c.isnumeric()
+                           and unicodedata.category(c) != "Nd"
+                           and unicodedata.numeric(c) == d
+                           and not any(n.isascii() and n.isalpha() or n == "\u2044"
+                                       for n in unicodedata.normalize("NFKC", c)))
+            for d in range(10)}
+# What reads as a colon (Unicode's confusables of ":"), U+2236 RATIO first.
+COLONS = ("\u2236", "\ua789", "\ufe13", "\ufe55", "\uff1a", "\u02d0", "\u02f8", "\u0589",
+          "\u05c3", "\u0703", "\u0704", "\u1365", "\u1804", "\u16ec", "\u205a", "\u2982",
+          "\ua4fd")
+# Digit words, 0 to 9, in every language docs/privacy.md names (with their accents: the
+# canonical form reads them without), and the English "oh".
+SPOKEN_DIGITS = {
+    "en": "zero one two three four five six seven eight nine".split(),
+    "es": "cero uno dos tres cuatro cinco seis siete ocho nueve".split(),
+    "pt": "zero um dois três quatro cinco seis sete oito nove".split(),
+    "fr": "zéro un deux trois quatre cinq six sept huit neuf".split(),
+    "de": "null eins zwei drei vier fünf sechs sieben acht neun".split(),
+    "it": "zero uno due tre quattro cinque sei sette otto nove".split(),
+    "nl": "nul één twee drie vier vijf zes zeven acht negen".split(),
+    "pl": "zero jeden dwa trzy cztery pięć sześć siedem osiem dziewięć".split(),
+    "sv": "noll ett två tre fyra fem sex sju åtta nio".split(),
+    "en-oh": "oh one two three four five six seven eight nine".split(),
+}
+
+
+def in_numerals(text: str, rng: random.Random) -> str:
+    """``text`` with each ASCII digit written as a numeral of its value (not Nd)."""
+    return "".join(rng.choice(NUMERALS[c]) if c.isascii() and c.isdigit() else c
+                   for c in text)
 
 
 def in_script(text: str, zero: str) -> str:
@@ -78,8 +128,11 @@ def variants(rng: random.Random, per_needle: int = 3) -> list[tuple[str, str]]:
                         reason))
             if any(c.isdigit() for c in text):
                 out.append((in_script(text, rng.choice(ZEROS)), reason))
+                out.append((in_numerals(text, rng), reason))
                 out.append(("".join(c + rng.choice(ON_DIGITS) if c.isdigit() else c
                                     for c in text), reason))
+        if ":" in text:
+            out.append((text.replace(":", rng.choice(COLONS)), reason))
         mixed = in_script(text.replace("-", "\u2013").replace(" ", "\u00a0"), "\u0660")
         out.append((with_invisible(mixed, rng, 3), reason))
     return out

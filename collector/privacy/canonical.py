@@ -13,10 +13,17 @@ stays the text as normalized (collector/outcomes.py ``normalize_query``), or is 
   joiners, soft hyphen, word joiner, BOM, bidi controls, tags), the spacing forms of marks
   (´ ¨: NFKD makes them a space and a mark), control characters other than whitespace (Cc);
 * every decimal digit (Nd, any script: Arabic-Indic, Devanagari, Thai, mathematical bold …)
-  as its ASCII digit;
+  as its ASCII digit, and every other numeral worth one digit (Unicode's numeric value 0–9:
+  CJK 〇 零 一 … 九 and the financial 壱 弐 参 壹 … 玖, Hangzhou 〡 … 〩, circled ① ⓪ ❶ ➀ ⓵,
+  parenthesized ⑴, with a full stop ⒈ or a comma 🄂, superscripts and subscripts, Roman Ⅳ,
+  Ethiopic ፬, counting rods …) as that digit — the enclosed and circled numbers above nine
+  (⑫ ⑽ ⒓ ⓬ ❿ ㉑) as their digits, without the brackets or the stop, so that ``⑴⑵⑶-⑷⑸-⑹⑺⑻⑼``
+  reads ``123-45-6789``; the numerals that multiply (十 百 千 万, Tamil ௰) stay what they are;
 * separators unified: every dash and minus sign as ``-``, every space (Zs, and the whitespace
-  controls) as one ``' '``, the dots, slashes and commas of other scripts (ideographic full
-  stop, Arabic decimal and thousands separators, fraction slash …) as ``.``, ``/``, ``,``.
+  controls) as one ``' '``, the dots, slashes, commas and colons of other scripts (ideographic
+  full stop, Arabic decimal and thousands separators, fraction slash; ratio ∶, modifier letter
+  colons ː ꞉ ˸, Armenian ։, Hebrew ׃, Syriac, Ethiopic, Mongolian, runic, Lisu colons …) as
+  ``.``, ``/``, ``,``, ``:`` (an IPv6 address written with look-alike colons is an address).
 
 The detectors also read a **loose form** (``loose``), where a run of separator-like characters
 between two digits (punctuation, symbols, invisible characters, spaces around them) that is
@@ -26,9 +33,10 @@ the number detectors accept: ``4148|5253|8885|3930``, ``83[.]145[.]201[.]17``,
 numbers with a separator; the check digits (Luhn, mod 97, an SSN's area) keep product codes
 visible. The canonical form is read first, so the loose form only ever withholds more.
 
-The table covers the code points that carry such characters (planes 0, 1 and 14) and is built
-once per process, when the detectors are made (``prepare``); a printable ASCII text is its own
-canonical form (most queries cost a ``str.isascii`` and a ``str.isprintable``).
+The table covers the code points that carry such characters (planes 0, 1 and 14; the numerals
+of plane 2 too) and is built once per process, when the detectors are made (``prepare``); a
+printable ASCII text is its own canonical form but for digits written one by one (most
+queries cost a ``str.isascii``, a ``str.isprintable`` and a few ``in`` tests).
 """
 
 from __future__ import annotations
@@ -52,6 +60,10 @@ _SEPARATORS = {
     ".": "\u00b7\u2022\u2024\u2027\u2219\u22c5\u3002\u30fb\uff65\u0701\u0702\u06d4",
     "/": "\u2044\u2215\u29f8\u29f5",
     ",": "\u060c\u066b\u066c\u3001\u201a\u2e41",
+    # what reads as a colon (Unicode's confusables of ":"; the fullwidth, small and vertical
+    # ones are NFKD's already)
+    ":": "\u02d0\u02d1\u02f8\u0589\u05c3\u0703\u0704\u0705\u0708\u0709\u1365\u1804"
+         "\u16ec\u205a\u2236\u2982\ua4fd\ua6f4\ua789",
 }
 # The planes that hold every Cf, Mn, Me, Nd, Pd and Zs character (the others hold none).
 _PLANES = (range(0x20000), range(0xE0000, 0xE1000))
@@ -62,8 +74,27 @@ _PLANES = (range(0x20000), range(0xE0000, 0xE1000))
 # table, so it cannot be confused with one that was typed).
 _MARK = "\x00"
 _MARKS = frozenset(("Mn", "Me"))
-# A run of characters that are neither letters nor digits: the loose form's candidates.
-_RUN = re.compile(r"[\W_]+")
+# A run of characters that are neither letters nor digits: the loose form's candidates — but
+# a lone space, "-" or ".", which ``_separator`` would return as it is (most runs: a Python
+# call saved each; a megabyte of "+123 45 …" in 0.3 s, not 0.5 s).
+_RUN = re.compile(r"[\W_]{2,}|[^\w .-]|_")
+# Digits written one by one in brackets or with a stop, as NFKC leaves ⑴ ⒈ 🄂 (and as anyone
+# may type them): "(1)(2)(3)" and "1.2.3." read 123. A digit alone in brackets not inside
+# other brackets ("(11) 91234-5678" keeps its area code); two or more single digits each
+# followed by the same stop, the last one too (1.1.1.1 is an address, 1.5 a size).
+_DIGITWISE = re.compile(r"(?<!\()\((\d)\)(?!\))|(?:\b\d\.){2,}(?!\d)|(?:\b\d,){2,}(?!\d)")
+
+
+def _written_out(text: str) -> str:
+    """``text`` with its digit-wise written numbers as digits (``_DIGITWISE``)."""
+    if ("(" not in text and ". " not in text and "," not in text and not text.endswith(".")
+            or _ASCII_DIGITS.isdisjoint(text)):
+        return text  # (most texts: C-level tests, no regex)
+    return _DIGITWISE.sub(lambda m: m.group(1) or m.group().translate(_STOPS), text)
+
+
+_STOPS = str.maketrans("", "", ".,")
+_ASCII_DIGITS = frozenset("0123456789")
 
 
 @cache
@@ -90,38 +121,61 @@ def _table() -> dict[int, str | None]:
     return {code: value for code, value in table.items() if value != chr(code)}
 
 
+def _numeral(character: str) -> str | None:
+    """The ASCII digits a numeral that is not a decimal digit (Nd) stands for, or None: a
+    numeric value of 0–9, whatever the character (一, ①, ⑴, ⒈, ❶, ², Ⅳ, ፬); above nine,
+    only a number in a circle, brackets or with a stop (⑫, ⑽, ⒓, ⓬, ❿: a digit string
+    inside), not one that multiplies (十, 百, ௰: "二十" is 20, not 210)."""
+    value = unicodedata.numeric(character, None)
+    if value is None or value != int(value) or unicodedata.category(character) == "Nd":
+        return None
+    if value <= 9:
+        return str(int(value))
+    if unicodedata.category(character) == "No" and (
+            "CIRCLED" in unicodedata.name(character, "")
+            or any(c in "0123456789" for c in unicodedata.normalize("NFKD", character))):
+        return str(int(value))
+    return None
+
+
 @cache
-def _spacing_marks() -> dict[int, str]:
-    """The spacing forms of marks (´ ¨ ¸ ˜ ゛ …, all in plane 0), whose NFKD is a space and
-    the mark: an invisible character, not a space (83´145´201´17 is an address)."""
-    marks: dict[int, str] = {}
+def _before_nfkd() -> dict[int, str]:
+    """What is replaced before NFKD (which would make ⑴ "(1)" and ´ a space and a mark):
+    numerals (``_numeral``; planes 0–2), and the spacing forms of marks (´ ¨ ¸ ˜ ゛ …, all
+    in plane 0), whose NFKD is a space and the mark: an invisible character, not a space
+    (83´145´201´17 is an address)."""
+    table: dict[int, str] = {}
+    for character in filter(str.isnumeric, map(chr, range(0x30000))):  # C-level: ~25 ms
+        digits = _numeral(character)
+        if digits is not None:
+            table[ord(character)] = digits
     for code in range(0x10000):
         decomposed = unicodedata.normalize("NFKD", chr(code))
         if len(decomposed) > 1 and decomposed[0] == " " and all(
                 unicodedata.category(c) in _MARKS for c in decomposed[1:]):
-            marks[code] = _MARK
-    return marks
+            table[code] = _MARK
+    return table
 
 
 def prepare() -> None:
-    """Build the tables now (~50 ms of CPU, once per process): the detectors do when they are
-    made, so that no release pays for it within its scan budget."""
+    """Build the tables now (~100 ms of CPU, once per process): the detectors do when they
+    are made, so that no release pays for it within its scan budget."""
     _table()
-    _spacing_marks()
+    _before_nfkd()
 
 
 def _marked(text: str) -> str:
-    """``text`` through the table, its invisible characters as ``_MARK``."""
+    """``text`` through the tables, its invisible characters as ``_MARK``."""
     if text.isascii() and text.isprintable():
         return text
-    return unicodedata.normalize("NFKD", text.translate(_spacing_marks())).translate(_table())
+    return unicodedata.normalize("NFKD", text.translate(_before_nfkd())).translate(_table())
 
 
 def canonical(text: str) -> str:
     """``text`` as the detectors read it (module docstring); idempotent."""
     if text.isascii() and text.isprintable():
-        return " ".join(text.split()) if "  " in text else text
-    return " ".join(_marked(text).replace(_MARK, "").split())
+        return _written_out(" ".join(text.split()) if "  " in text else text)
+    return _written_out(" ".join(_marked(text).replace(_MARK, "").split()))
 
 
 def _separator(run: re.Match[str]) -> str:
@@ -141,4 +195,4 @@ def _separator(run: re.Match[str]) -> str:
 
 def loose(text: str) -> str:
     """``text`` as the number detectors also read it (module docstring)."""
-    return " ".join(_RUN.sub(_separator, _marked(text)).split())
+    return " ".join(_RUN.sub(_separator, _written_out(_marked(text))).split())

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import re2
 
-from collector.privacy import check_digits
+from collector.privacy import check_digits, spoken_numbers
 from collector.privacy.canonical import canonical, loose, prepare
 
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
@@ -91,13 +91,16 @@ def _digits(text: str) -> str:
 # The @ and the dot as people say them: en at/dot, es arroba/punto, pt arroba/ponto, fr
 # arobase (arobas, arrobe)/point, it chiocciola (chiocciolina)/punto, de at (ät, at-Zeichen,
 # Klammeraffe)/punkt, nl apenstaartje (apestaartje)/punt, pl małpa/kropka, sv snabel-a/punkt;
-# en "at sign" and, before a top-level domain, "period". The canonical form has no accents
-# ("púnto", "ät" is "at"). "point" is an English word as well: spoken, it counts only after a
-# spoken @ that is not "at" ("look at the point of" is no address).
+# en "at sign" and, before a top-level domain, "period"; fr "a commercial". The canonical form
+# has no accents ("púnto", "ät" is "at"). "point" is an English word as well: spoken, it counts
+# only after a spoken @ that is not "at" ("look at the point of" is no address). The words
+# for "at" a place (de bei, fr chez, it presso, nl bij, sv hos) are read as the English "at"
+# is, except before a mail provider's name alone ("anmelden bei gmx" is a search).
 _AT_WORDS = ("arroba", "arobase", "arrobase", "arobas", "arrobe", "chiocciola", "chiocciolina",
-             "apenstaartje", "apestaartje", "klammeraffe", "at-zeichen", "małpa", "malpa",
-             "snabel-a")
+             "apenstaartje", "apestaartje", "apenstaart", "apestaart", "klammeraffe",
+             "at-zeichen", "małpa", "malpa", "snabel-a", "snabela", "snabel a", "a commercial")
 _SPOKEN_AT = "|".join(_AT_WORDS)
+_AT_PLACE = ("bei", "chez", "presso", "bij", "hos")
 _DOT_WORDS = "dot|d0t|punkt|punto|ponto|punt|kropka"
 # "period" is a dot only before one of the top-level domains people name most.
 _PERIOD_TLD = (r"\s+period\s+(?:com|org|net|edu|gov|info|biz|io|co|uk|us|ca|au|de|fr|es|it|"
@@ -109,8 +112,9 @@ def _bracketed(words: str) -> str:
     return rf"\s*[(\[{{<]\s*(?:{words})\s*[)\]}}>]\s*"
 
 
-_AT = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}|\s+at(?:[\s-]+sign)?\s+"
-       rf"|\s*[-_]at[-_]\s*|\s+(?:{_SPOKEN_AT})\s+)")
+_AT_ALONE = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}|\s+at(?:[\s-]+sign)?\s+"
+             rf"|\s*[-_]at[-_]\s*|\s+(?:{_SPOKEN_AT})\s+)")
+_AT = rf"(?:{_AT_ALONE}|\s+(?:{'|'.join(_AT_PLACE)})\s+)"
 _AT_NOT_ENGLISH = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}"
                    rf"|\s+(?:{_SPOKEN_AT})\s+)")
 _DOT = (rf"(?:\.|\s+\.\s+|{_bracketed(_DOT_WORDS + '|point')}"
@@ -121,12 +125,17 @@ _PROVIDERS = ("gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|gmx|proto
               "yandex|posteo|mailbox|zoho")
 _HANDLE = rf"\b[\w+-]+(?:{_DOT}[\w+-]+)*"
 _HANDLE_OR_POINT = rf"\b[\w+-]+(?:{_DOT_OR_POINT}[\w+-]+)*"
+# RE2's \w is ASCII: a letter or digit of any script (мария@почта.рф)
+_LETTER = r"[\pL\pN_]"
 _EMAILS = (
-    Detector(EMAIL, r"[\w.+-]*\w@\w[\w-]*"),  # user@host, with or without a domain
+    # user@host, with or without a domain, or cut off where the domain was being typed
+    # (maximilian.horst@): a local part with a letter, at the end or before a space
+    Detector(EMAIL, rf"[\pL\pN_.+-]*{_LETTER}@{_LETTER}"),
+    Detector(EMAIL, r"[\pL\pN_.+-]*[\pL][\pL\pN_.+-]*@(?:$|[\s,;:!?)\]}>\"'])"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}[a-z]{{2,24}}\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE_OR_POINT}{_AT_NOT_ENGLISH}[\w-]+"
                                rf"(?:{_DOT_OR_POINT}[\w-]+)*{_DOT_OR_POINT}[a-z]{{2,24}}\b"),
-    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}(?:{_PROVIDERS})\b"),
+    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT_ALONE}(?:{_PROVIDERS})\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_PERIOD_TLD}"),
     # a lone "a" (what a circled ⓐ reads as) between a dotted local part and a dotted domain
     Detector(OBFUSCATED_EMAIL, r"\b[\w+-]+(?:\.[\w+-]+)+\s+a\s+[\w-]+(?:\.[\w-]+)*"
@@ -149,10 +158,9 @@ def _iban(match: re2._Match) -> bool:
     return check_digits.iban("".join(c for c in match.group() if c.isalnum()).upper())
 
 
-def _us_ssn(match: re2._Match) -> bool:
+def _issued(area: str, group: str, serial: str) -> bool:
     """An SSN as issued (no area 000, 666 or 9xx, no group 00, no serial 0000), or an ITIN
     (area 9xx, group 50-65, 70-88, 90-92, 94-99)."""
-    area, group, serial = match.group(1), match.group(2), match.group(3)
     if group == "00" or serial == "0000":
         return False
     if area[0] == "9":
@@ -161,16 +169,31 @@ def _us_ssn(match: re2._Match) -> bool:
     return area not in ("000", "666")
 
 
+def _ssn_groups(text: str) -> tuple[str, str, str]:
+    digits = _digits(text)
+    return digits[:3], digits[3:5], digits[5:]
+
+
+# The words people write before an SSN: ssn, s.s.n., s s n, ss#, ss no, s.s. no., social
+# security, social sec, soc. sec., socsec, itin; es número de seguro social, numero seguro
+# social, no. de seguro social, seguro social, nss (the canonical form has no accents).
+_NUMBER_WORD = r"(?:number|numero|num|nro|nr|no|n°|#)"
+_SEGURO = rf"(?:{_NUMBER_WORD}\.?\s*)?(?:de\s+)?(?:la\s+)?seguro\s+social"
+_SSN_WORD = (r"(?:s[\s./-]{0,2}s[\s./-]{0,2}n|s\.?\s?s\.?\s?(?:#|no\b|nr\b|num)|"
+             r"social[\s.-]*sec(?:urity|\.)?|soc\.?[\s.-]*sec\.?|socsec|itin|nss|" + _SEGURO + ")")
 _NUMBERS = (
     # any one separator between the groups (the mod 97 is the guard): BE68/5390/0754/7034
     Detector(IBAN, r"\b[a-z]{2}\d{2}(?:[^a-z0-9]?[a-z0-9]{4}){2,7}(?:[^a-z0-9]?[a-z0-9]{1,4})?\b",
              _iban, 8),
     # ":" is the loose form's separator (collector/privacy/canonical.py): 501/22/3344
-    Detector(US_SSN, r"\b(\d{3})(?:\s?[-.:]\s?|\s)(\d{2})(?:\s?[-.:]\s?|\s)(\d{4})\b", _us_ssn,
-             9),
-    # nine digits together after the word: ssn 123456789, social security no. 123 456789
-    Detector(US_SSN, r"\b(?:ssn|ss#|social security|soc\.? ?sec\.?|itin)(?:\s*(?:number|num|no|nr|"
-                     r"is|#|:)\.?)*[\s:#=-]*(\d{3})[\s.-]?(\d{2})[\s.-]?(\d{4})\b", _us_ssn, 9),
+    Detector(US_SSN, r"\b(\d{3})(?:\s?[-.:]\s?|\s)(\d{2})(?:\s?[-.:]\s?|\s)(\d{4})\b",
+             lambda m: _issued(*m.groups()), 9),
+    # nine digits in any grouping after the word or an abbreviation of it (below)
+    Detector(US_SSN, rf"\b{_SSN_WORD}[./-]?(?:\s*(?:{_NUMBER_WORD}|is|es|#|:)\.?)*[\s:#=-]*"
+                     r"((?:\d[\s.:/-]?){8}\d)\b", lambda m: _issued(*_ssn_groups(m.group(1))), 9),
+    # MX Número de Seguridad Social (IMSS): 11 digits after its name
+    Detector(NATIONAL_ID, rf"\b(?:nss|imss|{_SEGURO})(?:\s*(?:{_NUMBER_WORD}|es|#|:)\.?)*"
+                          r"[\s:#=-]*(?:\d[\s.:/-]?){10}\d\b", None, 11),
 )
 # After the national ids (their reason is sharper): any separator between digits, space,
 # - _ . , / : (the loose form's, for any other) and " - "; a longer run's first 19 digits.
@@ -256,8 +279,10 @@ def _ip(match: re2._Match) -> bool:
 _IP_ADDRESSES = (
     # dotted, or with a dash or the loose form's ":" (83-145-201-20, 83[.]145[.]201[.]17)
     Detector(IP_ADDRESS, r"\b\d{1,3}(?:[.:-]\d{1,3}){3}\b", _ipv4, 4),
+    # IPv6, of two groups at least (a lone "::" is the unspecified address, and what a run
+    # of colon-like separators reads as: 4111 ∶∶ 1111 … is a card)
     Detector(IP_ADDRESS, r"[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}",
-             lambda m: m.group().count(":") >= 2 and _ip(m)),
+             lambda m: len(m.group().replace(":", " ").split()) >= 2 and _ip(m)),
 )
 
 
@@ -358,6 +383,11 @@ _PHONES = (
     # ES 612 34 56 78 and 91 123 45 67
     Detector(PHONE_NUMBER, r"\b[6-9]\d{2}(?:[\s.-]\d{2}){3}\b", None, 9),
     Detector(PHONE_NUMBER, r"\b[89]\d[\s.-]\d{3}(?:[\s.-]\d{2}){2}\b", None, 9),
+    # an area code in brackets (its "(" may be gone with the punctuation normalization strips
+    # at the start), then 6 or more digits in one or two groups: (415)8675301,
+    # (415) 867-5301, (020)7946 0958, (11) 91234-5678; 9-12 digits in all
+    Detector(PHONE_NUMBER, r"\(?\b\d{1,5}\)[\s./:-]{0,3}\d{3,8}(?:[\s./:-]{1,2}\d{2,8})?\b",
+             lambda m: 9 <= len(_digits(m.group())) <= 12, 9),
     # BR (11) 91234-5678, CN 138 1234 5678, IN 98765 43210
     Detector(PHONE_NUMBER, r"\(\d{2}\)\s?9?\d{4}[\s-]?\d{4}\b", None, 10),
     Detector(PHONE_NUMBER, r"\b1[3-9]\d(?:[\s-]?\d{4}){2}\b", None, 11),
@@ -370,8 +400,11 @@ _PHONES = (
 DETECTORS: tuple[Detector, ...] = (*_EMAILS, *_NUMBERS, *_NATIONAL_IDS, *_CARDS,
                                    *_IP_ADDRESSES, *_DATES, *_PHONES)
 _NO_DIGITS = str.maketrans("", "", "0123456789")
-_HINT_CHARACTERS = frozenset("@([{<")  # an e-mail, or an "(at)"-style one
-_HINT_WORDS = ("at", " a ", *_AT_WORDS)
+_HINT_CHARACTERS = frozenset("@([{<:")  # an e-mail, an "(at)"-style one, an IPv6 of letters
+_HINT_WORDS = ("at", " a ", *_AT_WORDS, *_AT_PLACE)
+# Digits spoken in a row that no detector claims are a phone number from this many on (a
+# local number's length; nobody spells out a product code).
+_SPOKEN_PHONE_DIGITS = 7
 _DIGITS = frozenset("0123456789")
 _OPTIONS = re2.Options()
 _OPTIONS.case_sensitive = False
@@ -422,15 +455,30 @@ class PersonalData:
         if len(text) > self.max_chars:
             return TOO_LONG
         read = canonical(text)  # invisible characters, other digits and dashes: what is read
+        lower = read.lower()
         if not self.custom and _DIGITS.isdisjoint(read) and _HINT_CHARACTERS.isdisjoint(read):
-            if not any(map(read.lower().__contains__, _HINT_WORDS)):
-                return None  # C-level checks first: most queries end here, without RE2
+            if not any(map(lower.__contains__, _HINT_WORDS)):
+                if not spoken_numbers.worth_reading(lower):
+                    return None  # C-level checks first: most queries end here, without RE2
+                return self._spoken(read)
         found = self._scan(read)
+        if found is None and spoken_numbers.worth_reading(lower):
+            found = self._spoken(read)  # before the loose form: the sharper reason
         if found is None and not _DIGITS.isdisjoint(read):
             separated = loose(text)  # any separator between digits: a second read, if other
             if separated != read:
                 found = self._scan(separated)
         return found
+
+    def _spoken(self, read: str) -> str | None:
+        """What the detectors find in ``read``'s spoken form (collector/privacy/
+        spoken_numbers.py): its runs of number words as digits; a run of 7 digits or more
+        that none claims is a phone number."""
+        digits, most = spoken_numbers.spoken(read)
+        if not most:
+            return None
+        found = self._scan(digits)
+        return PHONE_NUMBER if found is None and most >= _SPOKEN_PHONE_DIGITS else found
 
     def _scan(self, text: str) -> str | None:
         """The first detector that fires on ``text`` as read."""

@@ -11,7 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from collector.privacy.canonical import canonical
-from tests.hostile_text import DASHES, INVISIBLE, ON_DIGITS, SPACES, ZEROS, in_script
+from tests.hostile_text import (
+    COLONS,
+    DASHES,
+    INVISIBLE,
+    NUMERALS,
+    ON_DIGITS,
+    SPACES,
+    ZEROS,
+    in_script,
+)
 
 
 @pytest.mark.parametrize("zero", ZEROS, ids=lambda z: f"U+{ord(z):04X}")
@@ -47,3 +56,22 @@ def test_canonical_is_idempotent_and_holds_no_digit_but_ascii(text):
     assert all(c in "0123456789" for c in once if unicodedata.category(c) == "Nd")
     assert not any(unicodedata.category(c) in ("Cf", "Cc", "Mn", "Me", "Pd") for c in once
                    if c != "-")
+
+
+def test_every_numeral_worth_one_digit_is_that_digit():
+    """Not only decimal digits: 〇 一 … 九, 壱 弐 参, ① ⑴ ⒈ ❶ ➀ ⓵ 🄂, ² ₂, Ⅳ, ፬ …"""
+    assert sum(map(len, NUMERALS.values())) >= 500
+    assert all(canonical(c) == d for d, numerals in NUMERALS.items() for c in numerals)
+    assert canonical("〇一二三四五六七八九 零 壱弐参") == "0123456789 0 123"
+    assert canonical("⑴⑵⑶-⒋⒌-❻❼➇➒ ¹²₃") == "123-45-6789 123"
+
+
+def test_enclosed_numbers_above_nine_are_their_digits_multipliers_stay():
+    assert canonical("⑫ ⑽ ⒓ ⓬ ❿ ➉ ㉑ ㊿") == "12 10 12 12 10 10 21 50"
+    assert canonical("二十 百 千 万 ௰") == "2十 百 千 万 ௰"  # 十 multiplies: 二十 is 20, not 210
+
+
+@given(st.lists(st.sampled_from(COLONS), min_size=1, max_size=7))
+def test_look_alike_colons_are_colons(colons):
+    assert canonical("2001" + "db8".join(colons) + "1") == "2001" + "db8".join(
+        ":" * len(colons)) + "1"

@@ -15,6 +15,8 @@ from collector.outcomes import PUNCTUATION_PLANES, normalize_query, reformulatio
     ("“quoted”", "quoted"),
     ("...", ""),
     ("c++", "c++"),  # symbols are not punctuation
+    ("Maximilian.Horst@", "maximilian.horst@"),  # an address being typed (docs/privacy.md)
+    ("\uff20nike!", "@nike"),
     ("tab\tand\nnewline", "tab and newline"),
 ])
 def test_normalize(raw, normalized):

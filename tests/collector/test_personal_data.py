@@ -4,6 +4,7 @@ detector in linear time on hostile input."""
 
 from __future__ import annotations
 
+import ipaddress
 import time
 import unicodedata
 
@@ -14,7 +15,17 @@ from hypothesis import strategies as st
 from collector.privacy import check_digits
 from collector.privacy import personal_data as pd
 from collector.privacy.personal_data import PersonalData
-from tests.hostile_text import DASHES, INVISIBLE, NEEDLES, ON_DIGITS, SPACES, ZEROS, in_script
+from tests.hostile_text import (
+    COLONS,
+    DASHES,
+    INVISIBLE,
+    NEEDLES,
+    NUMERALS,
+    ON_DIGITS,
+    SPACES,
+    ZEROS,
+    in_script,
+)
 
 FOUND = [
     # e-mail, plain and in every disguise people use
@@ -45,6 +56,19 @@ FOUND = [
     ("mario.rossi chiocciola libero punto it", pd.OBFUSCATED_EMAIL),  # it
     ("jan.jansen apenstaartje ziggo punt nl", pd.OBFUSCATED_EMAIL),  # nl
     ("jane dot doe at example dot co dot uk", pd.OBFUSCATED_EMAIL),  # en
+    # the words for "at" a place
+    ("max punkt horst bei gmx punkt de", pd.OBFUSCATED_EMAIL),
+    ("jean.dupont chez orange.fr", pd.OBFUSCATED_EMAIL),
+    ("mario.rossi presso libero punto it", pd.OBFUSCATED_EMAIL),
+    ("jan.jansen bij ziggo punt nl", pd.OBFUSCATED_EMAIL),
+    ("sven hos telia punkt se", pd.OBFUSCATED_EMAIL),
+    ("jean.dupont a commercial orange point fr", pd.OBFUSCATED_EMAIL),
+    ("sven snabel a telia punkt se", pd.OBFUSCATED_EMAIL),
+    # cut off while typing, and in any script
+    ("maximilian.horst@", pd.EMAIL),
+    ("write to maximilian.horst@ please", pd.EMAIL),
+    ("мария@почта.рф", pd.EMAIL),
+    ("王伟@例子.中国", pd.EMAIL),
     # cards: 13-19 digits, any separator, Luhn-valid
     ("4111 1111 1111 1111", pd.CARD_NUMBER),  # Visa
     ("card 4111.1111.1111.1111", pd.CARD_NUMBER),
@@ -75,6 +99,19 @@ FOUND = [
     ("ssn#123456789", pd.US_SSN),
     ("social security number 123456789", pd.US_SSN),
     ("soc. sec. no. 123456789", pd.US_SSN),
+    # the abbreviations (issue 35's second held-out attack), and the digits in any grouping
+    ("s.s.n. 123456789", pd.US_SSN),
+    ("s s n 123 456 789", pd.US_SSN),
+    ("ss no 123456789", pd.US_SSN),
+    ("ss# 123456789", pd.US_SSN),
+    ("s.s. no. 123-456-789", pd.US_SSN),
+    ("social security no 123456789", pd.US_SSN),
+    ("socsec 1234 56789", pd.US_SSN),
+    ("numero seguro social 123456789", pd.US_SSN),
+    ("número de seguro social 123456789", pd.US_SSN),
+    ("mi no. de seguro social es 123456789", pd.US_SSN),
+    ("nss 123456789", pd.US_SSN),
+    ("nss 12345678901", pd.NATIONAL_ID),  # MX: 11 digits
     # national identity numbers
     ("ni number AB 12 34 56 C", pd.NATIONAL_ID),  # GB National Insurance
     ("dni 12345678Z", pd.NATIONAL_ID),  # ES
@@ -126,10 +163,29 @@ FOUND = [
     ("+49 30 12345678", pd.PHONE_NUMBER),
     ("+91 98765 43210", pd.PHONE_NUMBER),
     ("+65 6123 4567", pd.PHONE_NUMBER),
+    # an area code in brackets, whatever follows it; "plus" said
+    ("(415)8675301", pd.PHONE_NUMBER),
+    ("(415)867-5301", pd.PHONE_NUMBER),
+    ("(020)7946 0958", pd.PHONE_NUMBER),
+    ("(030)12345678", pd.PHONE_NUMBER),
+    ("plus 44 20 7946 0958", pd.PHONE_NUMBER),
+    ("plus 1 415 867 5301", pd.PHONE_NUMBER),
+    ("más 34 612 34 56 78", pd.PHONE_NUMBER),
+    # spoken digits (tests/collector/test_spoken_numbers.py generates them)
+    ("four one five eight six seven five three zero two", pd.PHONE_NUMBER),
+    ("call five five five one two three four", pd.PHONE_NUMBER),
+    ("eight six seven fifty three oh nine", pd.PHONE_NUMBER),
+    ("cuatro uno cinco ocho seis siete cinco tres cero dos", pd.PHONE_NUMBER),
+    ("ssn one two three four five six seven eight nine", pd.US_SSN),
+    ("four one one one one one one one one one one one one one one one", pd.CARD_NUMBER),
     # IP addresses
     ("router 192.168.1.20 login", pd.IP_ADDRESS),
     ("2001:db8::8a2e:370:7334", pd.IP_ADDRESS),
     ("fe80::1 ping", pd.IP_ADDRESS),
+    ("fe80\u22361\u2236\u22362", pd.IP_ADDRESS),  # U+2236 RATIO for the colons
+    ("2001\ua789db8\ua789\ua7891", pd.IP_ADDRESS),
+    ("2001\u02d0db8\u02d0\u02d01", pd.IP_ADDRESS),
+    ("2001\uff1adb8\uff1a\uff1a1", pd.IP_ADDRESS),
     # full dates, in digits and in words (a date of birth cannot be told from another date)
     ("born 12/05/1987", pd.FULL_DATE),
     ("1987-05-12 horoscope", pd.FULL_DATE),
@@ -230,6 +286,36 @@ SAFE = [
     "menstrual period pants",  # "period" is a dot only before a top-level domain
     "vitamin (a) 1000 iu",
     "pack of 6 a amazon",
+    # issue 35's second held-out attack: what its new rules must leave visible
+    "iphone 15 pro max 256gb",
+    "size 10 1/2",
+    "2024 calendar",
+    "route 66",
+    "1 2 3 magic",
+    "iphone 15 plus 128 gb",
+    "galaxy s24 plus 256 512",
+    "one piece",
+    "top ten one hit wonders",
+    "un deux trois soleil",
+    "one two three four",
+    "double double burger",
+    "twenty twenty four calendar",
+    "anmelden bei gmx",
+    "konto bei yahoo löschen",
+    "schuhe bei zalando",
+    "presso la stazione",
+    "chez paul restaurant",
+    "ss 304 bolts",
+    "class no 5",
+    "size (38) 39 40 41 42",
+    "pack (12) 24 36",
+    "ratio 16\u22369 monitor",
+    "三星 galaxy s24",
+    "七五三 着物",
+    "final fantasy \u2166",
+    "① ② ③ stickers",
+    "@nike",
+    "iphone @ best buy",
 ]
 
 
@@ -304,7 +390,9 @@ def test_an_international_number_of_8_digits_or_more_is_a_phone_number(code, gro
 
 
 HOSTILE = [
-    "a" * 1_000_000,  # the quadratic e-mail pattern's worst case: word characters, no @
+    "a" * 1_000_000,
+    "one " * 250_000,  # one run of spoken digits
+    "a@ " * 330_000,  # the quadratic e-mail pattern's worst case: word characters, no @
     "a." * 500_000,
     "1 " * 500_000,
     "a at " * 200_000,
@@ -476,3 +564,95 @@ def test_an_accent_on_a_letter_of_a_spoken_e_mail_hides_nothing(needle, accent, 
     if data.draw(st.booleans()):
         accented = unicodedata.normalize("NFC", accented)
     assert DETECTORS.reason(accented) == reason
+
+
+# -- issue 35's second held-out attack: each kind it found, generated ----------------------
+@pytest.mark.parametrize("needle", NUMBERS)
+@given(data=st.data())
+def test_numerals_that_are_not_digits_are_read_as_digits(needle, data):
+    """Each digit as any numeral of its value, mixed: 一, 壱, ①, ⑴, ⒈, ❶, ², ₂, Ⅳ, ፬ …"""
+    text, reason = NEEDLES[needle]
+    written = "".join(data.draw(st.sampled_from(NUMERALS[c])) if c.isdigit() else c
+                      for c in text)
+    assert DETECTORS.reason(written) == reason
+
+
+@given(st.integers(1, 2**128 - 1), st.booleans(), st.data())
+def test_an_ipv6_address_with_look_alike_colons_is_found(number, exploded, data):
+    address = ipaddress.IPv6Address(number)
+    text = address.exploded if exploded else address.compressed
+    if len(text.replace(":", " ").split()) < 2:  # "::1": no one's address
+        return
+    written = "".join(data.draw(st.sampled_from(COLONS)) if c == ":" else c for c in text)
+    # (an exploded address of digits alone may read as a card or a long number first)
+    assert DETECTORS.reason(f"router {written}") in (pd.IP_ADDRESS, pd.CARD_NUMBER,
+                                                      pd.LONG_NUMBER, pd.PHONE_NUMBER)
+
+
+_SSN_WORDS = st.one_of(
+    st.tuples(st.sampled_from(["", ".", " ", "-", "/"]), st.booleans()).map(
+        lambda t: t[0].join("ssn") + (t[0] if t[1] else "")),  # ssn, s.s.n., s s n, s-s-n
+    st.sampled_from(["ss#", "ss no", "ss no.", "s.s. no", "ss nr", "ss num", "social security",
+                     "social security no", "social security #", "social sec.", "soc sec",
+                     "soc. sec.", "socsec", "itin", "nss", "seguro social",
+                     "numero seguro social", "número de seguro social",
+                     "no. de seguro social", "núm. de la seguro social"]))
+
+
+@given(_SSN_WORDS, st.sampled_from(["", " number", " no.", " #", ":", " is", " es"]),
+       st.integers(1, 665).filter(lambda a: a != 666), st.integers(1, 99),
+       st.integers(1, 9999), st.sampled_from([(3, 2, 4), (3, 3, 3), (9,), (4, 5)]),
+       st.sampled_from([" ", "-", ".", ""]), st.booleans())
+def test_nine_digits_after_any_form_of_the_ssn_s_name_are_an_ssn(
+        word, qualifier, area, group, serial, grouping, sep, upper):
+    digits = f"{area:03}{group:02}{serial:04}"
+    groups, at = [], 0
+    for size in grouping:
+        groups.append(digits[at:at + size])
+        at += size
+    text = f"my {word}{qualifier} {sep.join(groups)}"
+    assert DETECTORS.reason(text.upper() if upper else text) == pd.US_SSN
+
+
+# The spoken @ and dot of every language docs/privacy.md names, and the words for "at" a place.
+_SPOKEN_AT = ["at", "ät", "at sign", "arroba", "arobase", "arobas", "arrobe", "a commercial",
+              "chiocciola", "chiocciolina", "klammeraffe", "at-zeichen", "apenstaartje",
+              "apestaartje", "małpa", "snabel-a", "snabel a", "bei", "chez", "presso", "bij",
+              "hos"]
+_SPOKEN_DOT = ["dot", "punto", "ponto", "punkt", "punt", "kropka"]
+_NAME = st.text("abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=8).filter(
+    lambda w: w not in _SPOKEN_AT + _SPOKEN_DOT + ["point", "period"])
+
+
+@given(st.lists(_NAME, min_size=1, max_size=3), st.sampled_from(_SPOKEN_AT), _NAME,
+       st.sampled_from(_SPOKEN_DOT), st.sampled_from(["com", "de", "es", "fr", "it", "nl",
+                                                       "pl", "se", "pt", "co.uk"]), st.data())
+def test_a_spoken_e_mail_with_every_at_and_dot_word_is_found(
+        local, at, domain, dot, tld, data):
+    between = data.draw(st.sampled_from([".", "_", f" {dot} "]))
+    text = f"{between.join(local)} {at} {domain} {dot} {tld.replace('.', f' {dot} ')}"
+    assert DETECTORS.reason(text) == pd.OBFUSCATED_EMAIL
+
+
+@given(st.integers(2, 5).flatmap(lambda n: st.text("0123456789", min_size=n, max_size=n)),
+       st.integers(7, 8).flatmap(lambda n: st.text("0123456789", min_size=n, max_size=n)),
+       st.sampled_from(["", " ", "-", ".", " - "]), st.sampled_from(["", " ", "-"]))
+def test_an_area_code_in_brackets_and_the_number_after_it_is_a_phone_number(
+        area, number, after, within):
+    text = f"call ({area}){after}{number[:3]}{within}{number[3:]}"
+    if 9 <= len(area) + len(number) <= 12:
+        assert DETECTORS.reason(text) is not None  # a phone number, or something sharper
+
+
+@given(st.sampled_from(["plus", "Plus", "PLUS", "más", "mais", "più"]),
+       st.text("123456789", min_size=1, max_size=3),
+       st.lists(st.text("0123456789", min_size=2, max_size=4), min_size=3, max_size=4))
+def test_an_international_number_after_a_spoken_plus_is_a_phone_number(plus, code, groups):
+    if len(code) + sum(map(len, groups)) >= 10:
+        assert DETECTORS.reason(f"{plus} {code} {' '.join(groups)}") is not None
+
+
+@given(st.text("abcdefghijklmnopqrstuvwxyz0123456789._+-", min_size=0, max_size=12),
+       st.sampled_from(["", " please", ", thanks", "!"]))
+def test_a_local_part_cut_off_after_its_at_sign_is_an_e_mail(local, after):
+    assert DETECTORS.reason(f"maximilian{local}@{after}") == pd.EMAIL
