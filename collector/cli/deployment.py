@@ -55,6 +55,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_experiments(args: argparse.Namespace) -> int:
     from collector.series.experiment_stats import ExperimentDesign
+    from feedback.experiments import always_valid
     from feedback.experiments.report import page
     from feedback.experiments.verdicts import from_exposition, from_logs, text, verdicts
 
@@ -77,6 +78,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         progress = show_progress(args)
         experiments, input_error = from_logs(args.files, config, progress)
     report = verdicts(experiments, design)
+    if args.metrics:  # what the dashboards show while the experiment runs
+        report["always_valid"] = always_valid.report(experiments, design)
     if args.html:
         with writing(args.html, "--html") as handle:
             handle.write(page(report))
@@ -85,6 +88,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(text(report))
+        if args.metrics:
+            sys.stdout.write(always_valid.text(report["always_valid"]))
     if input_error:
         log.error("%s", input_error)
         return EXIT_INPUT
@@ -156,7 +161,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "The same numbers the recording rules compute (docs/metrics.md).",
         epilog="From UBI logs (units: the distinct clients of the whole log) or, with\n"
                "--metrics, from a /metrics exposition (a scrape of a collector, or replay\n"
-               "--metrics-out). Settings: experiments.* (searchpulse --help).\n"
+               "--metrics-out), with the always-valid 95 % intervals the dashboards show\n"
+               "beside them (valid at every scrape at once).\n"
+               "Settings: experiments.* (searchpulse --help).\n"
                "Exit codes: 0 ok, 2 configuration error, 3 input unreadable or no experiment.")
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="UBI logs (JSON lines; .gz accepted; - for stdin)")
