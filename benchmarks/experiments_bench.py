@@ -1,7 +1,8 @@
 """Calibration of the experiment verdicts: do the tests and intervals mean what they say?
 
     python -m benchmarks.experiments_bench [--simulations 500] [--ab-simulations 300]
-        [--sessions 3000] [--users 1000] [--effect 0.08] [--workers 1] [--json FILE]
+        [--sessions 3000] [--users 1000] [--effect 0.08] [--workers 1] [--sequential 1000]
+        [--clients 300] [--looks 100] [--only-looking] [--json FILE]
 
 Each simulation is an independent simulated log (its own seed) of returning users with
 heavy-tailed activity (log-normal, σ = 1) and their own click propensity
@@ -22,6 +23,14 @@ the experiment families' text at the label caps with every unit bucket filled.
   points); and the power
   the report prints, at each experiment's observed difference (post-hoc: biased, shown for
   what it is).
+* **Continuous looking** (A/A, ``--looks`` looks per experiment): the share of experiments whose
+  CTR-difference interval excludes 0 at *some* look, for the fixed-horizon 95 % interval and
+  the always-valid one the dashboards show (collector/series/confidence_sequence.py; target ≤
+  5 %). Pure-Python simulations (``random``), not the engine: ``--sequential`` experiments of
+  ``--clients`` clients per variant, each with its own activity (log-normal, σ = 1) and click
+  probability (logit-normal around 30 %, σ = 0.8), hashed into the 32 unit buckets; the
+  experiment reaches the always-valid interval's horizon (100,000 searches per variant) at its
+  last look and is read after every batch, the counts of all batches so far.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import gc
 import json
 import math
 import platform
+import random
 import statistics
 import time
 import tracemalloc
@@ -41,10 +51,13 @@ from typing import Any
 from collector.config import load_config
 from collector.engine import Engine
 from collector.exposition.metrics import experiment_text
+from collector.series.confidence_sequence import HORIZON, always_valid_difference
 from collector.series.experiment_stats import (
     SAMPLE_RATIO_P,
     ExperimentDesign,
     chi2_p_value,
+    clustered_ratio,
+    difference,
     power,
 )
 from collector.series.units import ExperimentUnits, UnitTracker
@@ -171,6 +184,87 @@ def summarize_ab(found: list[dict[str, Any]], t: float) -> dict[str, Any]:
     }
 
 
+def _poisson(rng: random.Random, mean: float) -> int:
+    """A Poisson draw (Knuth's product of uniforms below 30, else the normal approximation)."""
+    if mean >= 30:
+        return max(0, round(rng.gauss(mean, math.sqrt(mean))))
+    limit, k, product = math.exp(-mean), 0, rng.random()
+    while product > limit:
+        k += 1
+        product *= rng.random()
+    return k
+
+
+def _binomial(rng: random.Random, n: int, p: float) -> int:
+    if n < 30:
+        return sum(rng.random() < p for _ in range(n))
+    return min(n, max(0, round(rng.gauss(n * p, math.sqrt(n * p * (1 - p))))))
+
+
+def looked_at(seed: int, clients: int, looks: int, searches: int, t: float) -> dict[str, Any]:
+    """One A/A experiment read after each of ``looks`` batches: the first look at which each
+    interval of the CTR difference excluded 0 (None: never), and whether the last look's did."""
+    rng = random.Random(seed)
+    variants = []
+    for _ in range(2):
+        activity = [rng.lognormvariate(0, 1) for _ in range(clients)]
+        scale = searches / looks / sum(activity)
+        variants.append([(a * scale, 1 / (1 + math.exp(-(math.log(0.3 / 0.7)
+                                                        + rng.gauss(0, 0.8)))),
+                          rng.randrange(32)) for a in activity])
+    sums = [[[0, 0] for _ in range(32)] for _ in variants]
+    first: dict[str, int | None] = {"fixed": None, "always_valid": None}
+    for look in range(1, looks + 1):
+        for clients_of, buckets in zip(variants, sums, strict=True):
+            for mean, p, bucket in clients_of:
+                n = _poisson(rng, mean)
+                if n:
+                    buckets[bucket][0] += _binomial(rng, n, p)
+                    buckets[bucket][1] += n
+        estimates = [clustered_ratio([(y, n) for y, n in b if n], 32, t) for b in sums]
+        if None in estimates:
+            continue
+        treatment, control = estimates
+        totals = [sum(n for _, n in b) for b in sums]
+        fixed = difference(treatment, control, t)
+        for kind, diff in (("fixed", fixed),
+                           ("always_valid", always_valid_difference(treatment, control,
+                                                                    *totals))):
+            if first[kind] is None and not diff.low <= 0 <= diff.high:
+                first[kind] = look
+    return {**first, "fixed_at_end": not fixed.low <= 0 <= fixed.high}
+
+
+def run_looking(experiments: int, clients: int, looks: int, workers: int, t: float
+                ) -> list[dict[str, Any]]:
+    seeds = range(2_000_001, 2_000_001 + experiments)
+    args = ([clients] * experiments, [looks] * experiments, [HORIZON] * experiments,
+            [t] * experiments)
+    if workers <= 1:
+        return list(map(looked_at, seeds, *args))
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(looked_at, seeds, *args, chunksize=16))
+
+
+def summarize_looking(found: list[dict[str, Any]], looks: int, clients: int) -> dict[str, Any]:
+    n = len(found)
+    fixed = _share([x["fixed"] is not None for x in found])
+    always = _share([x["always_valid"] is not None for x in found])
+    by_looks = {k: _share([x["fixed"] is not None and x["fixed"] <= k for x in found])
+                for k in sorted({1, 10, looks // 10, looks // 2, looks} - {0})}
+    return {
+        "experiments": n, "looks": looks, "clients_per_variant": clients,
+        "searches_per_variant_at_the_end": HORIZON,
+        "fixed_horizon_ever_excluded_0": fixed,
+        "fixed_horizon_ever_excluded_0_ci95": _interval(fixed, n),
+        "fixed_horizon_excluded_0_at_the_last_look": _share([x["fixed_at_end"] for x in found]),
+        "fixed_horizon_ever_excluded_0_within_looks": by_looks,
+        "always_valid_ever_excluded_0": always,
+        "always_valid_ever_excluded_0_ci95": _interval(always, n),
+        "target": "always_valid_ever_excluded_0 <= 0.05", "met": always <= 0.05,
+    }
+
+
 def bytes_per_unit(units: int) -> float:
     """Python allocations per tracked client (tracemalloc), its id string included: the
     tracker keeps the id alive once the record that brought it is gone."""
@@ -221,8 +315,25 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--memory-units", type=int, default=1_000_000,
                         help="clients tracked for the bytes-per-unit measurement")
+    parser.add_argument("--sequential", type=int, default=1000,
+                        help="A/A experiments looked at after every batch")
+    parser.add_argument("--clients", type=int, default=300,
+                        help="clients per variant of a continuously looked-at experiment")
+    parser.add_argument("--looks", type=int, default=100)
+    parser.add_argument("--only-looking", action="store_true",
+                        help="only the continuous-looking simulations (no engine, no costs)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    design = ExperimentDesign.from_config(load_config(environ={}))
+    started = time.perf_counter()
+    looking = {**summarize_looking(run_looking(args.sequential, args.clients, args.looks,
+                                               args.workers, design.t),
+                                   args.looks, args.clients),
+               "seconds": round(time.perf_counter() - started, 1)}
+    print(json.dumps(looking), flush=True)
+    if args.only_looking:
+        _write({"command": _command(args), "continuous_looking": looking}, args.json)
+        return
     costs = {"bytes_per_unit": round(bytes_per_unit(args.memory_units)),
              "units_measured": args.memory_units,
              "experiment_scrape_at_caps": scrape_ms_at_caps()}
@@ -231,24 +342,32 @@ def main() -> None:
     aa = run(args.simulations, args.sessions, args.users, 0.0, args.workers, 1)
     ab = run(args.ab_simulations, args.sessions, args.users, args.effect, args.workers,
              1_000_001)
-    design = ExperimentDesign.from_config(load_config(environ={}))
     result = {
-        "command": "python -m benchmarks.experiments_bench " + " ".join(
-            f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-            if k != "json" and v is not None),
+        "command": _command(args),
         "machine": {"python": platform.python_version(), "processor": platform.machine()},
         "simulation": {"sessions": args.sessions, "users": args.users,
                        "user_activity_sigma": 1.0, "user_click_sigma": 0.8,
                        "unit_buckets": design.unit_buckets, "t": design.t},
         "aa": summarize_aa(aa),
         "ab": {"effect": args.effect, **summarize_ab(ab, design.t)},
+        "continuous_looking": looking,
         "calibration_seconds": round(time.perf_counter() - started, 1),
         "costs": costs,
     }
+    _write(result, args.json)
+
+
+def _command(args: argparse.Namespace) -> str:
+    return "python -m benchmarks.experiments_bench " + " ".join(
+        f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
+        for k, v in vars(args).items() if k != "json" and v is not None and v is not False)
+
+
+def _write(result: dict[str, Any], path: Path | None) -> None:
     text = json.dumps(result, indent=2)
     print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    if path:
+        path.write_text(text + "\n")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Experiments: every quality rate per variant and its difference from the control, each with
-its 95 % interval clustered by client, each variant's share of units and traffic, interleaving."""
+its always-valid 95 % interval clustered by client, each variant's share of units and traffic,
+interleaving."""
 
 from __future__ import annotations
 
@@ -95,24 +96,28 @@ def _interleaving_panels(profile: Profile) -> list[Builder[Panel]]:
     return panels
 
 
+# How every interval panel reads its band (collector/series/confidence_sequence.py).
+ALWAYS_VALID = ("always-valid 95 % interval clustered by client (a confidence sequence: it "
+                "holds at every look at once, so reading it every minute is safe; wider than "
+                "a fixed-horizon interval, narrowest near 100,000 searches per variant)")
+
+
 def _interval_panels(profile: Profile) -> list[Builder[Panel]]:
-    """Each variant's rates with their 95 % intervals clustered by client, over the window its
-    alert reads: the paging long window for verdicts, the ticket's for guardrails."""
-    page_long, ticket = profile.windows.page_long, profile.windows.ticket_long
+    """Each variant's rates since the collector started with their always-valid 95 %
+    intervals."""
+    page_long = profile.windows.page_long
     panels: list[Builder[Panel]] = []
     panels.append(series_panel(
-        12, "CTR by variant, 95 % interval", "Clicked searches / searches with results per "
-        f"variant over the last {page_long}, with its 95 % interval clustered by "
-        "client (delta method over hashed client buckets): the verdict is the difference's "
-        "interval (CTR difference from the control).", "percentunit",
-        q.variant_interval(d.CTR.ratio, page_long),
-        (8, 12, 0, 48)))
+        12, "CTR by variant, always-valid 95 %", "Clicked searches / searches with results "
+        f"per variant since the collector started, with its {ALWAYS_VALID}: the verdict is "
+        "the difference's interval (CTR difference from the control).", "percentunit",
+        q.variant_interval(d.CTR.ratio), (8, 12, 0, 48)))
     panels.append(series_panel(
-        13, "Zero-result rate by variant, 95 % interval (guardrail)", "Zero-result rate per "
-        f"variant over the last {ticket} with its 95 % interval clustered by client; the "
-        "guardrail reads the difference from the control (Zero-result rate difference from "
-        "the control).", "percentunit",
-        q.variant_interval(d.ZERO_RESULT_RATE.ratio, ticket), (8, 12, 12, 48)))
+        13, "Zero-result rate by variant, always-valid 95 % (guardrail)", "Zero-result rate "
+        f"per variant since the collector started, with its {ALWAYS_VALID}; the guardrail "
+        "reads the difference from the control (Zero-result rate difference from the "
+        "control).", "percentunit", q.variant_interval(d.ZERO_RESULT_RATE.ratio),
+        (8, 12, 12, 48)))
     panels.append(series_panel(
         14, "Clicks per search by variant: raw and position-debiased", "Clicks per search with "
         f"results over the last {page_long}, raw and inverse-propensity weighted "
@@ -129,18 +134,18 @@ def _interval_panels(profile: Profile) -> list[Builder[Panel]]:
         "identified curves only).", "percentunit",
         [(q.EXAMINATION, "position {{position}} ({{application}})")], (8, 12, 12, 56)))
     panels.append(series_panel(
-        16, "Slow searches by variant, 95 % interval (latency guardrail)", "Share of each "
+        16, "Slow searches by variant, always-valid 95 % (latency guardrail)", "Share of each "
         "variant's searches slower than the latency guardrail (metrics.latency_guardrail_s) "
-        f"over the last {ticket}, with its 95 % interval clustered by client; the guardrail "
-        "reads the difference from the control.", "percentunit",
-        q.variant_interval(d.SLOW_SEARCH_SHARE.ratio, ticket), (8, 12, 0, 64)))
+        f"since the collector started, with its {ALWAYS_VALID}; the guardrail reads the "
+        "difference from the control.", "percentunit",
+        q.variant_interval(d.SLOW_SEARCH_SHARE.ratio), (8, 12, 0, 64)))
     for panel_id, (rate, y) in enumerate(((d.REFORMULATION_RATE, (12, 64)),
                                            (d.ABANDONMENT_RATE, (0, 72)),
                                            (d.CONVERSION_RATE, (12, 72))), start=17):
         panels.append(series_panel(
-            panel_id, f"{rate.title} by variant, 95 % interval", f"{rate.title} per variant "
-            f"over the last {page_long}, with its 95 % interval clustered by client.",
-            "percentunit", q.variant_interval(rate.ratio, page_long), (8, 12, *y)))
+            panel_id, f"{rate.title} by variant, always-valid 95 %", f"{rate.title} per "
+            f"variant since the collector started, with its {ALWAYS_VALID}.",
+            "percentunit", q.variant_interval(rate.ratio), (8, 12, *y)))
     return panels
 
 
@@ -165,22 +170,26 @@ def _unit_panels(profile: Profile) -> list[Builder[Panel]]:
 
 
 def _difference_panels(profile: Profile) -> list[Builder[Panel]]:
-    """Each rate's difference from the control with its interval: a guardrail's read for
-    non-inferiority against its margin, the others for an interval clear of 0."""
-    page_long, ticket = profile.windows.page_long, profile.windows.ticket_long
+    """Each rate's difference from the control since the collector started with its
+    always-valid interval, clear of 0 for a verdict; a guardrail's also with the fixed-horizon
+    interval over its ticket's window, whose low end the ticket judges against the margin."""
+    ticket = profile.windows.ticket_long
     design = profile.experiments
     panels: list[Builder[Panel]] = []
     for panel_id, rate in zip((23, 21, 24, 25, 26, 22), RATES, strict=True):
-        window = ticket if rate.guardrail else page_long
-        reading = ("a guardrail, read for non-inferiority: its ticket fires when the low end "
-                   f"is above the margin ({getattr(design, rate.guardrail):g}, experiments."
-                   f"{rate.guardrail})" if rate.guardrail else
-                   "an interval clear of 0 is the verdict")
+        targets = q.variant_difference(rate.ratio)
+        reading = "an interval clear of 0 is the verdict"
+        if rate.guardrail:
+            targets += q.ticket_difference(rate.ratio, ticket)
+            reading = ("a guardrail, read for non-inferiority: its ticket fires when the low "
+                       f"end of the fixed-horizon 95 % interval over the last {ticket} (also "
+                       f"shown) is above the margin ({getattr(design, rate.guardrail):g}, "
+                       f"experiments.{rate.guardrail})")
         y = 88 + 8 * ((panel_id - 21) // 2)
         panels.append(series_panel(
-            panel_id, f"{rate.title[0].upper()}{rate.title[1:]} difference from the control",
-            f"Each variant's {rate.title} minus the control's over the last {window}, with the "
-            f"95 % interval clustered by client (the variances of both added): {reading}.",
-            "percentunit", q.variant_difference(rate.ratio, window),
-            (8, 12, 12 * ((panel_id - 21) % 2), y)))
+            panel_id, f"{rate.title[0].upper()}{rate.title[1:]} difference from the control, "
+            "always-valid 95 %",
+            f"Each variant's {rate.title} minus the control's since the collector started, "
+            f"with the {ALWAYS_VALID}, the variances of both added: {reading}.",
+            "percentunit", targets, (8, 12, 12 * ((panel_id - 21) % 2), y)))
     return panels

@@ -62,22 +62,34 @@ def preference(window: str) -> tuple[str, str]:
             f"ratio_increase{window}{RECORDED_APP}")
 
 
-def variant_interval(ratio: str, window: str) -> list[tuple[str, str]]:
-    """A recorded per-variant rate and its 95 % interval clustered by client (alerts' recording
-    rules, collector/series/experiment_stats.py)."""
-    return _recorded_band(ratio, window, (("ratio_", "rate"), ("clustered_low_", "95 % low"),
-                                          ("clustered_high_", "95 % high")))
+def variant_interval(ratio: str) -> list[tuple[str, str]]:
+    """A recorded per-variant rate since the collector started and its always-valid 95 %
+    interval (alerts' recording rules, collector/series/confidence_sequence.py)."""
+    return _recorded_band(ratio, (("ratio_sum", "rate"),
+                                  ("always_valid_low_sum", "always-valid 95 % low"),
+                                  ("always_valid_high_sum", "always-valid 95 % high")))
 
 
-def variant_difference(ratio: str, window: str) -> list[tuple[str, str]]:
-    """Each variant's difference from the control with its clustered 95 % interval."""
-    return _recorded_band(ratio, window, (("difference_", "Δ"), ("difference_low_", "95 % low"),
-                                          ("difference_high_", "95 % high")))
+def variant_difference(ratio: str) -> list[tuple[str, str]]:
+    """Each variant's difference from the control since the collector started with its
+    always-valid 95 % interval."""
+    return _recorded_band(ratio, (("difference_sum", "Δ"),
+                                  ("difference_always_valid_low_sum", "always-valid 95 % low"),
+                                  ("difference_always_valid_high_sum",
+                                   "always-valid 95 % high")))
 
 
-def _recorded_band(ratio: str, window: str, kinds: tuple[tuple[str, str], ...]
-                   ) -> list[tuple[str, str]]:
-    return [(f"application_variant:searchpulse_{ratio}:{kind}increase{window}{RECORDED_APP}",
+def ticket_difference(ratio: str, window: str) -> list[tuple[str, str]]:
+    """A guardrail's difference from the control over its ticket's window with the
+    fixed-horizon 95 % interval the ticket judges."""
+    return _recorded_band(ratio, ((f"difference_low_increase{window}",
+                                   f"ticket's 95 % low, last {window}"),
+                                  (f"difference_high_increase{window}",
+                                   f"ticket's 95 % high, last {window}")))
+
+
+def _recorded_band(ratio: str, kinds: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    return [(f"application_variant:searchpulse_{ratio}:{kind}{RECORDED_APP}",
              f"{{{{variant}}}} {legend} ({{{{application}}}})") for kind, legend in kinds]
 
 

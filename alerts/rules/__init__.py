@@ -65,12 +65,12 @@ def rule_groups(profile: Profile) -> dict[str, Any]:
     for count in HEADLINE_COUNTS:
         rec.count("application", count, profile.windows.page_short)
     rec.interleaving(profile.windows.page_long)  # the experiments dashboard's verdict
-    # every experiment rate per variant with its clustered interval and its difference from
-    # the control, for the experiments dashboard (the guardrails' over their ticket window)
+    # every experiment rate per variant with its always-valid interval and its difference from
+    # the control, since the collector started, for the experiments dashboard (the guardrails'
+    # fixed-horizon differences over their ticket window: their alerts add them)
     for rate in RATES:
-        window = profile.windows.ticket_long if rate.guardrail else profile.windows.page_long
-        rec.clustered(rate, window)
-        rec.difference(rate, window)
+        rec.always_valid(rate)
+        rec.always_valid_difference(rate)
     for rate in (d.CLICKS_PER_SEARCH, d.DEBIASED_CLICKS_PER_SEARCH):
         rec.variant_ratio(rate.ratio, profile.windows.page_long)  # the experiments dashboard's IPS
     alerts: dict[str, list[Rule]] = {group: [] for group in GROUPS.values()}

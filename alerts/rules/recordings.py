@@ -6,6 +6,7 @@ no-data rule of every ratio: alerts/rules/__init__.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from alerts.config import (
 )
 from collector import definitions as d
 from collector.definitions import COUNTS, RATIOS
+from collector.series.confidence_sequence import ALPHA, MIXTURE
 from collector.series.experiment_stats import RATES, WITH_RESULTS, Rate
 
 Rule = dict[str, Any]
@@ -30,9 +32,10 @@ HEALTH_RATES = (d.EVENT_COVERAGE, d.AUTOMATED_SHARE, d.KEYSTROKES_PER_SEARCH)
 HEADLINE_COUNTS = tuple(dict.fromkeys(
     count for rate in (*d.HEADLINE_RATES, *HEALTH_RATES)
     for count in ("searches", rate.numerator, rate.denominator)))
-# Experiment rates (collector/series/experiment_stats.py): each per variant with its clustered 95 %
-# interval and its difference from the control; the guardrails' over the ticket window, the
-# rest over the paging window (the experiments dashboard).
+# Experiment rates (collector/series/experiment_stats.py): each per variant with its always-valid
+# 95 % interval and its difference from the control, since the collector started (the
+# experiments dashboard: collector/series/confidence_sequence.py); the guardrails' differences
+# also over the ticket window, fixed-horizon (their tickets).
 GUARDRAIL_RATES = tuple(rate for rate in RATES if rate.guardrail)
 LEVELS = {"application": "application", "application_stratum": "application, stratum",
           "application_variant": "application, variant",
@@ -62,6 +65,18 @@ def count_name(level: str, count: str, window: str) -> str:
 
 def ratio_name(level: str, ratio: str, window: str) -> str:
     return f"{level}:searchpulse_{ratio}:ratio_rate{window}"
+
+
+def operation(window: str | None) -> str:
+    """The operation part of an experiment count's recorded name: ``increase<window>``, or
+    ``sum`` for the counters as they stand (summed over collectors, since each started)."""
+    return "sum" if window is None else f"increase{window}"
+
+
+def multiplier_expr(n: str) -> str:
+    """z(n) of collector/series/confidence_sequence.py in PromQL, n a denominator series."""
+    return (f"sqrt((1 + {MIXTURE!r} / ({n})) * (ln(1 + ({n}) / {MIXTURE!r}) + "
+            f"{2 * math.log(1 / ALPHA)!r}))")
 
 
 def baseline_name(name: str) -> str:
@@ -171,63 +186,63 @@ class Recordings:
                          f"{above} / ({below} > 0)")
 
     # -- experiments at the unit of randomization (collector/series/experiment_stats.py) -----------
-    def bucket_count(self, count: str, window: str) -> str:
+    def bucket_count(self, count: str, window: str | None) -> str:
         """An experiment count per application, variant and unit bucket (collector/series/units.py)
-        over the window."""
+        over the window (None: since the collector started)."""
         return self._count_of("application_variant_bucket", count, window, lambda c: (
             f"experiment_{c}", f"{d.PREFIX}experiment_{c}_total", ""))
 
-    def _count_of(self, level: str, count: str, window: str,
+    def _count_of(self, level: str, count: str, window: str | None,
                   source: Callable[[str], tuple[str, str, str]]) -> str:
-        """``count``'s increase over the window summed by ``level``; ``source(count)`` gives
-        its recorded name, its counter and extra matchers. A derived count (``derivation``) is
-        the sum or difference of its two counts of the same level."""
-        name = f"{level}:searchpulse_{source(count)[0]}:increase{window}"
+        """``count``'s increase over the window (None: the counter as it stands, counted since
+        the collector started) summed by ``level``; ``source(count)`` gives its recorded name,
+        its counter and extra matchers. A derived count (``derivation``) is the sum or
+        difference of its two counts of the same level."""
+        name = f"{level}:searchpulse_{source(count)[0]}:{operation(window)}"
         derived = derivation(count)
         if derived:
             operator, parts = derived
             one, other = (self._count_of(level, c, window, source) for c in parts)
             return self._add(name, f"{one} {operator} {other}")
         _, counter, matchers = source(count)
-        expr = (f"sum by ({LEVELS[level]}) (increase({counter}"
-                f"{{{self.profile.deployment.selector}{matchers}}}[{window}]))")
+        series = f"{counter}{{{self.profile.deployment.selector}{matchers}}}"
+        expr = (f"sum by ({LEVELS[level]}) "
+                f"({series if window is None else f'increase({series}[{window}])'})")
         if COUNTS[count].optional:  # 0 where a collector (of an older version) does not expose it
             expr = f"{expr} or 0 * {self._count_of(level, 'searches', window, source)}"
         return self._add(name, expr)
 
-    def experiment_count(self, count: str, window: str) -> str:
+    def experiment_count(self, count: str, window: str | None) -> str:
         """An experiment count per application and variant: the sum of its buckets."""
-        return self._add(f"application_variant:searchpulse_experiment_{count}:increase{window}",
+        return self._add(f"application_variant:searchpulse_experiment_{count}:"
+                         f"{operation(window)}",
                          f"sum by (application, variant) ({self.bucket_count(count, window)})")
 
-    def clustered(self, rate: Rate, window: str) -> tuple[str, str, str, str]:
-        """(rate, variance, 95 % low, 95 % high) per application and variant: R = Σy / Σn over
-        the unit buckets, Var = B/(B−1) · Σ_b (y_b − R·n_b)² / (Σn)², R ± t·√Var (t: Student,
-        B − 1 degrees of freedom)."""
-        design = self.profile.experiments
-        factor = design.unit_buckets / (design.unit_buckets - 1)
+    def estimate(self, rate: Rate, window: str | None) -> tuple[str, str, str]:
+        """(rate, variance, denominator) per application and variant: R = Σy / Σn over the
+        unit buckets, Var = B/(B−1) · Σ_b (y_b − R·n_b)² / (Σn)², and Σn."""
+        factor = self.profile.experiments.unit_buckets / (
+            self.profile.experiments.unit_buckets - 1)
         y = self.bucket_count(BUCKET_COUNT_NAMES[rate.numerator], window)
         n = self.bucket_count(BUCKET_COUNT_NAMES[rate.denominator], window)
         total = self.experiment_count(BUCKET_COUNT_NAMES[rate.denominator], window)
         above = self.experiment_count(BUCKET_COUNT_NAMES[rate.numerator], window)
         name = f"application_variant:searchpulse_{rate.ratio}"
-        ratio = self._add(f"{name}:ratio_increase{window}", f"{above} / ({total} > 0)")
+        ratio = self._add(f"{name}:ratio_{operation(window)}", f"{above} / ({total} > 0)")
         variance = self._add(
-            f"{name}:clustered_variance_increase{window}",
+            f"{name}:clustered_variance_{operation(window)}",
             f"{factor!r} * sum by (application, variant) (({y} - {n} * on (application, "
             f"variant) group_left {ratio}) ^ 2) / {total} ^ 2")
-        half = f"{design.t!r} * sqrt({variance})"
-        low = self._add(f"{name}:clustered_low_increase{window}", f"{ratio} - {half}")
-        high = self._add(f"{name}:clustered_high_increase{window}", f"{ratio} + {half}")
-        return ratio, variance, low, high
+        return ratio, variance, total
 
     def difference(self, rate: Rate, window: str) -> tuple[str, str, str]:
-        """(difference, 95 % low, 95 % high) of each variant's rate from the control's, per
-        application: d = R_v − R_c, Var(d) = Var(R_v) + Var(R_c), d ± t·√Var(d)."""
+        """(difference, 95 % low, 95 % high) of each variant's rate from the control's over the
+        window, per application: d = R_v − R_c, Var(d) = Var(R_v) + Var(R_c), d ± t·√Var(d)
+        (t: Student, B − 1 degrees of freedom): fixed-horizon, what the guardrail tickets
+        judge once per evaluation (the dashboards show ``always_valid_difference``)."""
         design = self.profile.experiments
-        control, others = (f'{{variant="{design.control_variant}"}}',
-                           f'{{variant!="{design.control_variant}"}}')
-        ratio, variance, _, _ = self.clustered(rate, window)
+        control, others = self._variants()
+        ratio, variance, _ = self.estimate(rate, window)
         name = f"application_variant:searchpulse_{rate.ratio}"
         value = self._add(f"{name}:difference_increase{window}",
                           f"{ratio}{others} - on (application) group_left {ratio}{control}")
@@ -236,6 +251,41 @@ class Recordings:
         low = self._add(f"{name}:difference_low_increase{window}", f"{value} - {half}")
         high = self._add(f"{name}:difference_high_increase{window}", f"{value} + {half}")
         return value, low, high
+
+    # -- always-valid intervals since the collector started (series/confidence_sequence.py) -----
+    def always_valid(self, rate: Rate) -> tuple[str, str, str]:
+        """(rate, always-valid 95 % low, high) per application and variant, from the counters
+        as they stand (since the collector started: what ``experiments --metrics`` reads from a
+        scrape): R ± z(n)·√Var inside [0, 1], n = Σn."""
+        ratio, variance, total = self.estimate(rate, None)
+        name = f"application_variant:searchpulse_{rate.ratio}"
+        half = f"{multiplier_expr(total)} * sqrt({variance})"
+        low = self._add(f"{name}:always_valid_low_sum", f"clamp_min({ratio} - {half}, 0)")
+        high = self._add(f"{name}:always_valid_high_sum", f"clamp_max({ratio} + {half}, 1)")
+        return ratio, low, high
+
+    def always_valid_difference(self, rate: Rate) -> tuple[str, str, str]:
+        """(difference, always-valid 95 % low, high) of each variant's rate from the
+        control's since the collector started: d ± z(n)·√(Var_v + Var_c) inside [−1, 1], n the
+        mean of the two denominators."""
+        ratio, variance, total = self.estimate(rate, None)
+        control, others = self._variants()
+        name = f"application_variant:searchpulse_{rate.ratio}"
+        value = self._add(f"{name}:difference_sum",
+                          f"{ratio}{others} - on (application) group_left {ratio}{control}")
+        n = f"({total}{others} + on (application) group_left {total}{control}) / 2"
+        half = (f"{multiplier_expr(n)} * sqrt({variance}{others} + on (application) "
+                f"group_left {variance}{control})")
+        low = self._add(f"{name}:difference_always_valid_low_sum",
+                        f"clamp_min({value} - {half}, -1)")
+        high = self._add(f"{name}:difference_always_valid_high_sum",
+                         f"clamp_max({value} + {half}, 1)")
+        return value, low, high
+
+    def _variants(self) -> tuple[str, str]:
+        """The selectors of the control variant and of every other."""
+        control = self.profile.experiments.control_variant
+        return f'{{variant="{control}"}}', f'{{variant!="{control}"}}'
 
     def sample_ratio(self) -> tuple[str, str, str]:
         """(χ² per application, units per application, variants tested per application) of

@@ -56,6 +56,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_experiments(args: argparse.Namespace) -> int:
     from collector.errors import ExperimentError
     from collector.series.experiment_stats import ExperimentDesign
+    from feedback.experiments import always_valid
     from feedback.experiments.report import page
     from feedback.experiments.verdicts import from_exposition, from_logs, text, verdicts
 
@@ -82,6 +83,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     except ExperimentError as error:
         log.error("%s", error)
         return EXIT_INPUT
+    if args.metrics:  # what the dashboards show while the experiment runs
+        report["always_valid"] = always_valid.report(experiments, design)
     if args.html:
         with writing(args.html, "--html") as handle:
             handle.write(page(report))
@@ -90,6 +93,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(text(report))
+        if args.metrics:
+            sys.stdout.write(always_valid.text(report["always_valid"]))
     if input_error:
         log.error("%s", input_error)
         return EXIT_INPUT
@@ -165,7 +170,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         epilog="From UBI logs (clustered by client exactly: one cluster per client; units:\n"
                "the distinct clients of the whole log) or, with --metrics, from a /metrics\n"
                "exposition (a scrape of a collector, or replay --metrics-out: clustered over\n"
-               "its experiments.unit_buckets hashed client buckets, as the live rules are).\n"
+               "its experiments.unit_buckets hashed client buckets, as the live rules are,\n"
+               "with the always-valid 95 % intervals the dashboards show beside them).\n"
                "Settings: experiments.* (searchpulse --help).\n"
                "Exit codes: 0 ok, 2 configuration error, 3 input unreadable, no experiment,\n"
                "or no control variant among an application's variants (named).")

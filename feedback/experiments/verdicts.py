@@ -113,7 +113,7 @@ def from_exposition(text: str, unit_buckets: int) -> list[ExperimentUnits]:
     return list(found.values())
 
 
-def _pairs(experiment: ExperimentUnits, rate: Rate) -> list[tuple[float, float]]:
+def bucket_pairs(experiment: ExperimentUnits, rate: Rate) -> list[tuple[float, float]]:
     def count(bucket: Any, name: str) -> float:
         if name == WITH_RESULTS:
             return bucket.searches - bucket.zero_result
@@ -158,7 +158,7 @@ def verdicts(experiments: Iterable[ExperimentUnits], design: ExperimentDesign,
             "applications": applications}
 
 
-def _control(application: str, variants: Iterable[str], configured: str
+def control_of(application: str, variants: Iterable[str], configured: str
              ) -> tuple[str, str]:
     """(the control variant, "configured" or "conventional") of an application's variants."""
     seen = sorted(variants)
@@ -194,12 +194,12 @@ def _application_report(variants: dict[str, ExperimentUnits], design: Experiment
     if not variants:
         return {"control": None, "sample_ratio": None, "variants": {},
                 "interleaving": interleaving}
-    control, chosen = _control(next(iter(variants.values())).application, variants,
+    control, chosen = control_of(next(iter(variants.values())).application, variants,
                                design.control_variant)
     units = {v: e.units for v, e in variants.items()}
     tested = sample_ratio(units, dict(design.split))
     total = sum(units[v] for v in units if not design.split or v in dict(design.split))
-    estimates = {v: {rate.ratio: _estimate(_pairs(e, rate), design, by_client)
+    estimates = {v: {rate.ratio: _estimate(bucket_pairs(e, rate), design, by_client)
                      for rate in RATES} for v, e in variants.items()}
     return {
         "control": {"variant": control, "chosen": chosen},
@@ -232,7 +232,7 @@ def _variant_report(variant: str, control: str, variants: dict[str, ExperimentUn
                              "rates": {}}
     for rate in RATES:
         mine, clusters = estimates[variant][rate.ratio]
-        denominator = sum(n for _, n in _pairs(experiment, rate))
+        denominator = sum(n for _, n in bucket_pairs(experiment, rate))
         rated: dict[str, Any] = {"title": rate.title, "value": None, "clusters": clusters}
         if mine is not None:
             rated.update(_tested(rate_interval(mine, denominator, clusters - 1)))
@@ -254,7 +254,7 @@ def _compare(rate: Rate, mine: Estimate, theirs: Estimate, df: int,
     """The difference with its interval and p-value; the verdict waits for the family's
     adjustment (``_adjust``)."""
     diff = difference(mine, theirs, df)
-    denominator = sum(n for _, n in _pairs(experiment, rate))
+    denominator = sum(n for _, n in bucket_pairs(experiment, rate))
     searches = sum(b.searches for b in (*experiment.filled(), *control.filled()))
     units = experiment.units + control.units
     t = t_quantile(df)

@@ -161,9 +161,13 @@ def test_thresholds_drawn_are_the_ones_that_page(tmp_path, monkeypatch):
     assert "> 1200\n" in alerts[("SearchpulseEventsStale", "critical")]
     experiments = {p["title"]: p for p in boards["experiments"]["panels"]}
     assert "Latency p99.9 by variant" in experiments
-    guardrail = experiments["Zero-result rate by variant, 95 % interval (guardrail)"]
+    # the guardrail's panel: always-valid since the collector started, and the fixed-horizon
+    # interval of the ticket's window (12h) beside it
+    guardrail = experiments["Zero-result rate difference from the control, always-valid 95 %"]
     assert "over the last 12h" in guardrail["description"]
-    assert all("increase12h" in t["expr"] for t in guardrail["targets"])
+    assert [t["expr"].split(":")[2].split("{")[0] for t in guardrail["targets"]] == [
+        "difference_sum", "difference_always_valid_low_sum", "difference_always_valid_high_sum",
+        "difference_low_increase12h", "difference_high_increase12h"]
 
 
 def test_the_experiment_design_the_rules_and_panels_read_is_the_report_s(tmp_path,
@@ -185,11 +189,14 @@ def test_the_experiment_design_the_rules_and_panels_read_is_the_report_s(tmp_pat
     assert "baseline 80%, treatment 20%" in \
         alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
     assert "last 1h" in alerts["SearchExperimentSampleRatioMismatch"]["annotations"]["description"]
-    low = records["application_variant:searchpulse_clicked_searches_per_tracked_searches_"
-                  "with_results:clustered_low_increase1h"]
+    low = records["application_variant:searchpulse_zero_result_searches_per_searches:"
+                  "difference_low_increase6h"]
     assert repr(t_quantile(15)) in low
+    assert records["application_variant:searchpulse_clicked_searches_per_tracked_searches_"
+                   "with_results:clustered_variance_sum"].startswith(f"{16 / 15!r} * ")
     panels = {p["title"]: p for p in boards_of(out / "dashboards")["experiments"]["panels"]}
-    guardrail = panels["Zero-result rate difference from the control"]["description"]
+    guardrail = panels["Zero-result rate difference from the control, always-valid 95 %"][
+        "description"]
     assert "margin (0.02, experiments.guardrail_zero_result_margin)" in guardrail
     assert "the last 1h of event time" in panels["Units by variant"]["description"]
 

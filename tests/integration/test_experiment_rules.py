@@ -1,8 +1,9 @@
 """One definition, tested equal: the generated recording rules, run by a real Prometheus over
 the collector's exposition of a simulated experiment with returning users (clustered:
 heavy-tailed activity, a click propensity per user), give the numbers
-`searchpulse experiments` prints — every rate, its clustered interval, every difference from
-the control and its interval, interleaving's Δ and interval, the sample-ratio χ².
+`searchpulse experiments --metrics` prints — every rate and its always-valid interval, every
+difference from the control and its always-valid interval, the guardrails' fixed-horizon
+interval, interleaving's Δ and interval, the sample-ratio χ².
 
 Prometheus scrapes the exposition twice over: first with every experiment counter at 0, then
 with the replay's final counts. All series share their scrape times, so every `increase()` is
@@ -24,6 +25,7 @@ from collector.engine import Engine
 from collector.replay import exposition
 from collector.series.experiment_stats import RATES, ExperimentDesign
 from collector.sources.simulator import SimulationSpec, Simulator
+from feedback.experiments import always_valid
 from feedback.experiments.verdicts import from_exposition, from_logs, verdicts
 from testbed.monitoring import Prometheus
 from testbed.process import free_port
@@ -89,41 +91,43 @@ def _samples(prometheus: Prometheus, expr: str, *labels: str) -> dict[tuple, flo
 
 
 def test_the_rules_compute_what_the_report_prints(measured):
+    """The always-valid rules read the counters as they stand (the final counts: exactly what
+    `experiments --metrics` reads); the guardrails' fixed-horizon differences their increase."""
     prometheus, final, _ = measured
     design = ExperimentDesign.from_config(load_config(environ={}))
-    report = verdicts(from_exposition(final.decode(), design.unit_buckets), design)
+    experiments = from_exposition(final.decode(), design.unit_buckets)
+    report = verdicts(experiments, design)
+    shown = always_valid.report(experiments, design)["applications"]
     applications = report["applications"]
-    assert set(applications) == {"web", "mobile"}
+    assert set(applications) == {"web", "mobile"} == set(shown)
     compared = 0
+
+    def compare(expr: str, expected: dict[tuple, float]) -> int:
+        found = _samples(prometheus, expr, "application", "variant")
+        assert found.keys() == expected.keys(), expr
+        for labels, value in expected.items():
+            assert found[labels] == pytest.approx(value, rel=1e-9, abs=1e-12), (expr, labels)
+        return len(expected)
+
     for rate in RATES:
-        window = "6h" if rate.guardrail else "1h"
         name = f"application_variant:searchpulse_{rate.ratio}"
-        # the rules' symmetric interval is their own (the report's is Wilson-type): compared
-        # through the variance both read
-        for kind, key in (("ratio", "value"), ("clustered_variance", "stderr")):
-            found = _samples(prometheus, f"{name}:{kind}_increase{window}",
-                             "application", "variant")
-            expected = {(app, variant): entry["rates"][rate.ratio][key] ** (
-                            2 if key == "stderr" else 1)
-                        for app, found_app in applications.items()
-                        for variant, entry in found_app["variants"].items()}
-            assert found.keys() == expected.keys(), (rate.ratio, kind)
-            for labels, value in expected.items():
-                assert found[labels] == pytest.approx(value, rel=1e-9, abs=1e-12), \
-                    (rate.ratio, kind, labels)
-                compared += 1
-        for kind, key in (("difference", "value"), ("difference_low", "low"),
-                          ("difference_high", "high")):
-            found = _samples(prometheus, f"{name}:{kind}_increase{window}",
-                             "application", "variant")
-            expected = {(app, variant): entry["rates"][rate.ratio]["difference"][key]
-                        for app, found_app in applications.items()
-                        for variant, entry in found_app["variants"].items()
-                        if "difference" in entry["rates"][rate.ratio]}
-            assert found.keys() == expected.keys() and len(expected) == 4, (rate.ratio, kind)
-            for labels, value in expected.items():
-                assert found[labels] == pytest.approx(value, rel=1e-9, abs=1e-12)
-                compared += 1
+        for kind, key in (("ratio_sum", "value"), ("always_valid_low_sum", "low"),
+                          ("always_valid_high_sum", "high")):
+            compared += compare(f"{name}:{kind}", {
+                (app, variant): entry[key] for app, rates in shown.items()
+                for variant, entry in rates[rate.ratio].items()})
+        for kind, key in (("difference_sum", "value"), ("difference_always_valid_low_sum", "low"),
+                          ("difference_always_valid_high_sum", "high")):
+            compared += compare(f"{name}:{kind}", {
+                (app, variant): entry["difference"][key] for app, rates in shown.items()
+                for variant, entry in rates[rate.ratio].items() if "difference" in entry})
+        if rate.guardrail:  # the tickets' fixed-horizon interval, from the increase over 6h
+            for kind, key in (("difference_low", "low"), ("difference_high", "high")):
+                compared += compare(f"{name}:{kind}_increase6h", {
+                    (app, variant): entry["rates"][rate.ratio]["difference"][key]
+                    for app, found_app in applications.items()
+                    for variant, entry in found_app["variants"].items()
+                    if "difference" in entry["rates"][rate.ratio]})
     chi2 = _samples(prometheus, "application:searchpulse_experiment_sample_ratio_chi2:sum",
                     "application")
     assert chi2 == pytest.approx({(app, ): found["sample_ratio"]["chi2"]
@@ -137,7 +141,7 @@ def test_the_rules_compute_what_the_report_prints(measured):
             assert deltas[app, team] == pytest.approx(delta["value"], rel=1e-9)
             assert halves[app, team] == pytest.approx(design.t * delta["stderr"], rel=1e-9)
             compared += 2
-    assert compared == 6 * 2 * 6 + 6 * 3 * 4 + 2 * 2 * 2
+    assert compared == 6 * 3 * 6 + 6 * 3 * 4 + 2 * 2 * 4 + 2 * 2 * 2
 
 
 def test_the_report_reads_the_same_from_the_log_and_from_the_exposition(measured):
