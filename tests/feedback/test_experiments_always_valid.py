@@ -4,6 +4,7 @@ rules' *_always_valid_*_sum), computed from the same exposition."""
 from __future__ import annotations
 
 import json
+import zlib
 
 import pytest
 
@@ -11,9 +12,25 @@ from collector.cli import main
 from collector.replay import exposition
 from collector.series.confidence_sequence import always_valid, always_valid_difference
 from collector.series.experiment_stats import Estimate
-from tests.feedback.test_experiments import _by_hand, _records
+from tests.feedback.test_experiments import CLIENTS, _records
 
 CTR = "clicked_searches_per_tracked_searches_with_results"
+
+
+def _by_hand(variant: str) -> tuple[float, float]:
+    """CTR and its clustered variance from the clients' searches grouped by their hashed
+    bucket, as the exposition (and the live rules) cluster them."""
+    buckets: dict[int, list[int]] = {}
+    for client, (v, clicks) in CLIENTS.items():
+        if v == variant:
+            y_n = buckets.setdefault(zlib.crc32(client.encode()) % 32, [0, 0])
+            y_n[0] += sum(clicks)
+            y_n[1] += len(clicks)
+    total_y = sum(y for y, _ in buckets.values())
+    total_n = sum(n for _, n in buckets.values())
+    rate = total_y / total_n
+    variance = 32 / 31 * sum((y - rate * n) ** 2 for y, n in buckets.values()) / total_n ** 2
+    return rate, variance
 
 
 def test_the_command_prints_the_dashboards_always_valid_intervals(engine, tmp_path, capsys):
