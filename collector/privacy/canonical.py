@@ -47,7 +47,9 @@ from functools import cache
 
 _REMOVED = frozenset(("Cf", "Mn", "Me", "Cc"))
 # Dash-like characters that are not in category Pd (dash punctuation).
-_DASHES = "\u2212\u2796\u02d7\u2043\u207b\u208b\ufe63\uff0d\u2e3a\u2e3b"
+# The katakana-hiragana prolonged sound mark (and its halfwidth form) is what a Japanese
+# keyboard in full-width mode types for "-" between digits (090ー2741ー6093).
+_DASHES = "\u2212\u2796\u02d7\u2043\u207b\u208b\ufe63\uff0d\u2e3a\u2e3b\u30fc\uff70"
 # Default-ignorable code points (Unicode's DerivedCoreProperties: a renderer shows nothing for
 # them, assigned or not) that are not format characters or marks: Hangul fillers, unassigned
 # ones beside format characters, the whole tags block; and the blank Braille pattern, shown as

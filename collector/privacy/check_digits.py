@@ -53,6 +53,8 @@ def isbn10(code: str) -> bool:
 
 def iban(code: str) -> bool:
     """ISO 13616: the country and check digits moved to the end, letters as 10–35, mod 97."""
+    if not code.isascii() or not code.isalnum():
+        return False
     rearranged = code[4:] + code[:4]
     return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
 

@@ -25,6 +25,7 @@ characters); only the detectors whose shape occurs run their checks.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,7 +38,10 @@ from collector.privacy.canonical import canonical, loose, prepare
 if TYPE_CHECKING:  # a type only: the stage below it imports nothing above
     from collector.config import Config
 
+log = logging.getLogger(__name__)
+
 TOO_LONG = "too_long"
+UNREADABLE = "unreadable"  # a detector failed on it: withheld (fail closed), never a crash
 EMAIL = "email"
 OBFUSCATED_EMAIL = "obfuscated_email"
 CARD_NUMBER = "card_number"
@@ -126,7 +130,7 @@ _PROVIDERS = ("gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|gmx|proto
 _HANDLE = rf"\b[\w+-]+(?:{_DOT}[\w+-]+)*"
 _HANDLE_OR_POINT = rf"\b[\w+-]+(?:{_DOT_OR_POINT}[\w+-]+)*"
 # RE2's \w is ASCII: a letter or digit of any script (мария@почта.рф)
-_LETTER = r"[\pL\pN_]"
+_LETTER = r"[\pL\pN\pM_]"  # a mark too: an Indic name may end in a vowel sign (रवि@)
 _EMAILS = (
     # user@host, with or without a domain, or cut off where the domain was being typed
     # (maximilian.horst@): a local part with a letter, at the end or before a space
@@ -155,7 +159,9 @@ def _card_or_long_number(match: re2._Match) -> bool | str:
 
 
 def _iban(match: re2._Match) -> bool:
-    return check_digits.iban("".join(c for c in match.group() if c.isalnum()).upper())
+    # ASCII only: the shape's separators may be any other character, a Cyrillic letter too
+    return check_digits.iban("".join(c for c in match.group()
+                                     if c.isascii() and c.isalnum()).upper())
 
 
 def _issued(area: str, group: str, serial: str) -> bool:
@@ -183,7 +189,9 @@ _SSN_WORD = (r"(?:s[\s./-]{0,2}s[\s./-]{0,2}n|s\.?\s?s\.?\s?(?:#|no\b|nr\b|num)|
              r"social[\s.-]*sec(?:urity|\.)?|soc\.?[\s.-]*sec\.?|socsec|itin|nss|" + _SEGURO + ")")
 _NUMBERS = (
     # any one separator between the groups (the mod 97 is the guard): BE68/5390/0754/7034
-    Detector(IBAN, r"\b[a-z]{2}\d{2}(?:[^a-z0-9]?[a-z0-9]{4}){2,7}(?:[^a-z0-9]?[a-z0-9]{1,4})?\b",
+    # (a separator after the country too: gb 12 barc 9430 7546 0174 41)
+    Detector(IBAN, r"\b[a-z]{2}[^a-z0-9]?\d{2}(?:[^a-z0-9]?[a-z0-9]{4}){2,7}"
+                   r"(?:[^a-z0-9]?[a-z0-9]{1,4})?\b",
              _iban, 8),
     # ":" is the loose form's separator (collector/privacy/canonical.py): 501/22/3344
     Detector(US_SSN, r"\b(\d{3})(?:\s?[-.:]\s?|\s)(\d{2})(?:\s?[-.:]\s?|\s)(\d{4})\b",
@@ -261,7 +269,9 @@ def _ipv4(match: re2._Match) -> bool:
     text, start, end = match.string, match.start(), match.end()
     if len(set(match.group().translate(_NO_DIGITS))) != 1:
         return False
-    if text[end:end + 1] in _IP_SEPARATORS and text[end + 1:end + 2].isdigit():
+    after = text[end:end + 1]  # a port after a dotted address (…44:443) is not a longer run
+    if (after in _IP_SEPARATORS and text[end + 1:end + 2].isdigit()
+            and not (after == ":" and "." in match.group())):
         return False
     if text[start - 1:start] in _IP_SEPARATORS and text[start - 2:start - 1].isdigit():
         return False
@@ -448,7 +458,12 @@ class PersonalData:
         if found == "":
             if len(self._cache) >= self._cache_size:
                 self._cache.clear()
-            found = self._cache[text] = self._reason(text)
+            try:
+                found = self._reason(text)
+            except Exception:  # a text no rule foresaw must not stop a scrape or a job
+                log.exception("a personal-data detector failed on a query: withheld")
+                found = UNREADABLE
+            self._cache[text] = found
         return found
 
     def _reason(self, text: str) -> str | None:

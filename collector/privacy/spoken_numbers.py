@@ -28,7 +28,7 @@ import re2
 
 # Every digit word, by the digit it says.
 _DIGIT_WORDS = {
-    "0": "zero oh o cero null nul noll",
+    "0": "zero oh o nought cero null nul noll",
     "1": "one uno una um uma un une eins een ett en jeden jedna jedno",
     "2": "two dos dois duas deux zwei zwo due twee dwa dwie tva",
     "3": "three tres trois drei tre drie trzy",
@@ -45,7 +45,7 @@ _TEENS = {word: str(10 + n) for n, word in enumerate(
 _TENS = {word: str(n + 2) for n, word in enumerate(
     "twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _REPEATS = {**dict.fromkeys("double doble duplo doppel doppio dubbel".split(), 2),
-            **dict.fromkeys("triple triplo dreifach triplo trippel".split(), 3)}
+            **dict.fromkeys("triple treble triplo dreifach triplo trippel".split(), 3)}
 _HUNDRED = "hundred"
 _PLUS = "plus mas mais piu"  # (the canonical form has no accents: más, più)
 _DASH_WORDS = "dash|hyphen|guion|tiret|strich|trattino|streepje"

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from collector.outcomes import normalize_query
 from collector.privacy import check_digits
 from collector.privacy import personal_data as pd
 from collector.privacy.personal_data import PersonalData
@@ -407,12 +408,20 @@ HOSTILE = [
 
 @pytest.mark.parametrize("text", HOSTILE, ids=lambda t: repr(t[:12]))
 def test_every_detector_is_linear_on_a_megabyte(text):
-    """The length rule stops what is shown; each detector must still be linear on its own."""
-    detectors = PersonalData(max_chars=len(text))
-    started = time.perf_counter()
-    detectors.reason(text)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 1.0, elapsed  # linear: a megabyte in well under a second
+    """The length rule stops what is shown; each detector must still be linear on its own:
+    four times the text costs about four times the time (quadratic would be sixteen), a ratio
+    the machine's load does not move as it moves a time."""
+    def seconds(part: str) -> float:  # the faster of two reads: the other is the machine's
+        times = []
+        for _ in range(2):
+            detectors = PersonalData(max_chars=len(text))  # its own cache: every read scans
+            started = time.perf_counter()
+            detectors.reason(part)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    quarter, whole = seconds(text[:len(text) // 4]), seconds(text)
+    assert whole < 8 * quarter + 0.05, (quarter, whole)
     assert PersonalData().reason(text) == "too_long"  # at the default length: never scanned
 
 
@@ -656,3 +665,47 @@ def test_an_international_number_after_a_spoken_plus_is_a_phone_number(plus, cod
        st.sampled_from(["", " please", ", thanks", "!"]))
 def test_a_local_part_cut_off_after_its_at_sign_is_an_e_mail(local, after):
     assert DETECTORS.reason(f"maximilian{local}@{after}") == pd.EMAIL
+
+
+# What a second held-out attack (its own 184 needles) still found visible: each is read now.
+SECOND_ATTACK = [
+    ("gb 12 barc 9430 7546 0174 41", pd.IBAN),  # a space after the country code
+    ("nl 64 ingb 5515 4045 12", pd.IBAN),
+    ("be 40 7778 2299 3711", pd.IBAN),
+    ("no 35 1303 9256 323", pd.IBAN),
+    ("090ー2741ー6093", pd.PHONE_NUMBER),  # the prolonged sound mark a Japanese keyboard types
+    ("０８０ー３３２１ー９９０４", pd.PHONE_NUMBER),
+    ("4532ｰ0151ｰ1283ｰ0366", pd.CARD_NUMBER),  # … and its halfwidth form
+    ("536ー22ー1849", pd.US_SSN),
+    ("ip 91.204.77.3:8080", pd.IP_ADDRESS),  # with a port
+    ("185.62.190.44:443", pd.IP_ADDRESS),
+    ("रवि@डाटामेल.भारत", pd.EMAIL),  # a name ending in a vowel sign (Mc)
+    ("রবি@উদাহরণ.ভারত", pd.EMAIL),
+    ("சுமதி@எடுத்துக்காட்டு.இந்தியா", pd.EMAIL),
+    ("nought seven seven nought nought nine zero zero two three seven", pd.PHONE_NUMBER),
+    ("oh two oh treble seven nine four six oh one", pd.PHONE_NUMBER),
+    ("ＤＥ８９ー３７０４ー００４４ー０５３２ー０１３０ー００", pd.IBAN),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), SECOND_ATTACK)
+def test_what_a_second_held_out_attack_found_is_read(text, reason):
+    assert DETECTORS.reason(normalize_query(text)) == reason
+
+
+@pytest.mark.parametrize("text", ["ab12д1234д5678", "ab12ж1234ж5678ж9012", "コーヒー メーカー 2台",
+                                  "10:30-18:00", "pc 12 abcd efgh ijkl"])
+def test_a_shape_with_foreign_separators_is_judged_not_raised(text):
+    # an IBAN shape whose separator is a Cyrillic letter once raised int(…, 36) in the check
+    assert DETECTORS.reason(normalize_query(text)) is None
+
+
+def test_a_detector_that_fails_withholds_the_text_and_never_raises(monkeypatch, caplog):
+    detectors = PersonalData(cache_size=4)
+
+    def broken(text: str) -> str | None:
+        raise ValueError("a rule no one foresaw")
+
+    monkeypatch.setattr(detectors, "_reason", broken)
+    assert detectors.reason("any query") == pd.UNREADABLE  # withheld: fail closed
+    assert "a personal-data detector failed" in caplog.text
