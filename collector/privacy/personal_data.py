@@ -127,6 +127,9 @@ _DOT_OR_POINT = rf"(?:{_DOT}|\s+point\s+)"
 # Mail providers people name without their domain ("jane.doe at gmail").
 _PROVIDERS = ("gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|gmx|protonmail|"
               "yandex|posteo|mailbox|zoho")
+# … and the national ones a French, German, Italian or Dutch speaker says after chez/bei/presso
+_PLACE_PROVIDERS = (rf"{_PROVIDERS}|free|orange|wanadoo|laposte|sfr|bbox|web|t-online|"
+                    "freenet|libero|tiscali|virgilio|alice|ziggo|kpn|telenet|telia")
 _HANDLE = rf"\b[\w+-]+(?:{_DOT}[\w+-]+)*"
 _HANDLE_OR_POINT = rf"\b[\w+-]+(?:{_DOT_OR_POINT}[\w+-]+)*"
 # RE2's \w is ASCII: a letter or digit of any script (мария@почта.рф)
@@ -140,6 +143,12 @@ _EMAILS = (
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE_OR_POINT}{_AT_NOT_ENGLISH}[\w-]+"
                                rf"(?:{_DOT_OR_POINT}[\w-]+)*{_DOT_OR_POINT}[a-z]{{2,24}}\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT_ALONE}(?:{_PROVIDERS})\b"),
+    # a place's "at" and its language's "point" only around a mail provider's name
+    # before a top-level domain (gaspard chez free point fr; not "chez nous point de vente",
+    # "chez orange point relais")
+    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}\s+(?:{'|'.join(_AT_PLACE)})\s+"
+                               rf"(?:{_PLACE_PROVIDERS}){_DOT_OR_POINT}"
+                               r"(?:fr|de|it|nl|be|ch|at|lu|se|no|dk|com|net|org|eu)\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_PERIOD_TLD}"),
     # a lone "a" (what a circled ⓐ reads as) between a dotted local part and a dotted domain
     Detector(OBFUSCATED_EMAIL, r"\b[\w+-]+(?:\.[\w+-]+)+\s+a\s+[\w-]+(?:\.[\w-]+)*"

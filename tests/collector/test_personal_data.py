@@ -685,6 +685,9 @@ SECOND_ATTACK = [
     ("nought seven seven nought nought nine zero zero two three seven", pd.PHONE_NUMBER),
     ("oh two oh treble seven nine four six oh one", pd.PHONE_NUMBER),
     ("ＤＥ８９ー３７０４ー００４４ー０５３２ー０１３０ー００", pd.IBAN),
+    ("gaspard chez free point fr", pd.OBFUSCATED_EMAIL),  # a place's at, around a provider
+    ("max bei web punkt de", pd.OBFUSCATED_EMAIL),
+    ("lucia presso libero punto it", pd.OBFUSCATED_EMAIL),
 ]
 
 
@@ -694,7 +697,8 @@ def test_what_a_second_held_out_attack_found_is_read(text, reason):
 
 
 @pytest.mark.parametrize("text", ["ab12д1234д5678", "ab12ж1234ж5678ж9012", "コーヒー メーカー 2台",
-                                  "10:30-18:00", "pc 12 abcd efgh ijkl"])
+                                  "10:30-18:00", "pc 12 abcd efgh ijkl",
+                                  "chez nous point de vente", "livraison chez orange point relais"])
 def test_a_shape_with_foreign_separators_is_judged_not_raised(text):
     # an IBAN shape whose separator is a Cyrillic letter once raised int(…, 36) in the check
     assert DETECTORS.reason(normalize_query(text)) is None
