@@ -75,8 +75,8 @@ def test_run_blocks_succeed_and_leave_what_they_promise(ran):
     # the CI gate caught the branch: a failing test case, a summary that says so
     cases = {(c.classname, c.name): c for suite in JUnitXml.fromfile(str(ran / "evaluate.xml"))
              for c in suite}
-    assert set(cases) == {("evaluate.nDCG@10", "all"), ("evaluate.R@100", "all")}
-    assert isinstance(cases[("evaluate.nDCG@10", "all")].result[0], Failure)
+    assert set(cases) == {("evaluate.nDCG(gains={2:3,3:7})@10", "all"), ("evaluate.R@100", "all")}
+    assert isinstance(cases[("evaluate.nDCG(gains={2:3,3:7})@10", "all")].result[0], Failure)
     assert cases[("evaluate.R@100", "all")].is_passed
     assert (ran / "summary.md").read_text().startswith("### ❌ searchpulse evaluate")
 

@@ -39,7 +39,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                     "evaluate.measures": args.measure, "evaluate.gate": args.gate})
     request = EvaluateRequest(judgments_request(args, args.judgments), args.run, args.strata,
                               args.top, gate_files=bool(args.junit or args.summary),
-                              progress=show_progress(args))
+                              progress=show_progress(args), ranked_only=args.ranked_only)
     try:
         result = run_evaluate(config, request)
     except JudgmentsError as exc:
@@ -53,8 +53,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                          ensure_ascii=False))
     else:
         for name, run in zip(names, result["runs"], strict=True):
-            print(f"{name}: {run['judged_rankings']:,} judged of {run['rankings']:,} rankings")
-            print(evaluate_text.summary_text(run["summary"], result["measures"]))
+            print(evaluate_text.run_line(name, run, result["ranked_only"]))
+            print(evaluate_text.summary_text(run["summary"], result["measures"],
+                                             result["notes"]))
         if "comparison" in result:
             print()
             print(evaluate_text.comparison_text(result["comparison"], names,
@@ -113,6 +114,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--margin", type=float,
                    help="largest tolerated drop of a rule without margin= (evaluate.margin, "
                         "default 0.01)")
+    p.add_argument("--ranked-only", action="store_true",
+                   help="average over the topics a TREC run ranks only; by default a judged "
+                        "topic the run has no ranking for counts as 0 on every measure, as "
+                        "trec_eval -c and ir_measures.calc_aggregate count it (the gate "
+                        "alike)")
     p.add_argument("--top", type=kind.count, default=10, metavar="N",
                    help="queries listed as worse and as better per gated slice (default 10; "
                         "--json lists every changed ranking)")

@@ -2,7 +2,10 @@
 ``R@100``, ``P(rel=2)@5``, ``ERR@10``): parsed by ir_measures itself, each with its own cut-off,
 and computed by ir_measures' providers (pytrec_eval: trec_eval's own C code) — except ERR, which
 is ours (``err_at``, the formula collector/series/judged_relevance.py scores live rankings
-by; ir_measures' only ERR is gdeval's Perl script, with its own grade normalisation).
+by). ir_measures' only ERR is gdeval's Perl script: the same formula, R = (2^g − 1)/2^4 with
+its maximum grade fixed at 4 (``$MAX_JUDGMENT``), numeric topic ids only and five decimals
+printed; ours takes the judgment scale's maximum (``judgments.max_grade``), so at 4 it is
+gdeval's ERR to its five decimals (tests/feedback/test_evaluate_means.py).
 
 The default set is the one `evaluate` always reported, at ``k`` = ``evaluate.depth``: NDCG with
 the exponential gain 2^g − 1 (``nDCG(gains={2:3,3:7})@10`` as ir_measures writes it: levels not
@@ -23,7 +26,6 @@ from collector.errors import MeasureError
 ERR_NAME = "ERR"
 
 
-
 @dataclass(frozen=True)
 class Ranked:
     """One ranking to score: its documents in rank order and its query's grades."""
@@ -36,6 +38,28 @@ def defaults(k: int, max_grade: int) -> list[Measure]:
     gains = {g: 2 ** g - 1 for g in range(max_grade + 1)}
     return [nDCG(gains=gains) @ k, ir_measures.ERR @ k, AP(rel=1), P(rel=1) @ k,
             R(rel=1) @ k, RR(rel=1), Judged @ k]
+
+
+def notes(measures: Iterable[Measure], max_grade: int) -> dict[str, str]:
+    """What a measure's name leaves unsaid, stated beside it on every output: an nDCG's gain
+    (two nDCGs at one cut-off can differ only by it) and ERR's maximum grade, the judgment
+    scale's (``judgments.max_grade``; gdeval, ir_measures' ERR, fixes it at 4)."""
+    out: dict[str, str] = {}
+    for measure in measures:
+        if measure.NAME == ERR_NAME:
+            out[str(measure)] = f"max grade {max_grade}"
+        elif measure.NAME == "nDCG":
+            gains = measure.params.get("gains")
+            out[str(measure)] = ("gain = grade" if gains is None else "gain 2^g − 1"
+                                 if all(v == 2 ** g - 1 for g, v in gains.items())
+                                 else "gains as named")
+    return out
+
+
+def label(name: str, measure_notes: dict[str, str]) -> str:
+    """``ERR@10 (max grade 3)``: a measure's name with its note, as tables head it."""
+    note = measure_notes.get(name)
+    return f"{name} ({note})" if note else name
 
 
 def parse(names: Iterable[str], where: str) -> list[Measure]:

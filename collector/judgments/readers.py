@@ -24,7 +24,8 @@ are whole (qrels, Quepid): a qrels grade of 2.5 is refused as trec_eval refuses 
 to 3. SRW judgments and ``judgments.csv`` take real grades (SRW's ratings are real numbers).
 Every row that is not a judgment is counted by reason (:attr:`Reading.not_judged`), never
 silently dropped; a named rater's second grade of an item is counted and named
-(:meth:`Reading.duplicates`). Queries are normalized as the collector stores them.
+(:meth:`Reading.duplicates`). Queries are normalized as the collector stores them; a TREC topic
+id standing for its query (``evaluate`` without ``--topics``) is kept exactly as written.
 """
 
 from __future__ import annotations
@@ -74,9 +75,12 @@ class Reading:
     _graded: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
 
     def add(self, application: str, query: str, document: Any, rater: str,
-            rating: Any, integer: bool = True) -> None:
+            rating: Any, integer: bool = True, topic_id: bool = False) -> None:
         """One grade; ``integer``: the format's scale is whole grades (TREC qrels, whose
-        trec_eval refuses 2.5; Quepid's scales), so a fraction is refused, not rounded."""
+        trec_eval refuses 2.5; Quepid's scales), so a fraction is refused, not rounded.
+        ``topic_id``: ``query`` is a TREC topic id standing for its query, kept exactly as
+        written (``T1`` and ``t1`` are two topics, as trec_eval and ir_measures read them);
+        query text is normalized as the collector stores it."""
         if document is None or str(document) == "":
             self.not_judged["no_document"] += 1
             return
@@ -100,11 +104,7 @@ class Reading:
         if integer and not grade.is_integer():
             self.not_judged["not_an_integer"] += 1
             return
-        text = str(query)
-        normalized = self._normalized.get(text)
-        if normalized is None:
-            normalized = self._normalized[text] = normalize_query(text)
-        query = normalized
+        query = str(query) if topic_id else self._normalized_query(str(query))
         if not query:
             self.not_judged["no_query"] += 1
             return
@@ -112,6 +112,12 @@ class Reading:
         if rater:
             self._regraded(application, query, document, rater, grade)
         self.rows.append((application, query, document, rater, grade))
+
+    def _normalized_query(self, text: str) -> str:
+        normalized = self._normalized.get(text)
+        if normalized is None:
+            normalized = self._normalized[text] = normalize_query(text)
+        return normalized
 
     def _regraded(self, application: str, query: str, document: str, rater: str,
                   grade: float) -> None:
@@ -292,10 +298,10 @@ def _read_csv(path: str | Path, rater: str, application: str, reading: Reading) 
 def _read_qrels(path: str | Path, sources: Sources, rater: str, reading: Reading) -> None:
     for line_number, line in _numbered_lines(path):
         topic, _, document, grade = _columns(path, line_number, line, 4)[:4]
-        query = (topic if sources.topics is None and sources.topic_ids_as_queries else
-                 _topic_query(path, line_number, topic, sources.topics))
+        as_id = sources.topics is None and sources.topic_ids_as_queries
+        query = topic if as_id else _topic_query(path, line_number, topic, sources.topics)
         application = sources.topic_applications.get(topic, sources.application or "")
-        reading.add(application, query, unquote(document), rater, grade)
+        reading.add(application, query, unquote(document), rater, grade, topic_id=as_id)
 
 
 def read_judgments(paths: Iterable[str | Path], sources: Sources, max_grade: int) -> Reading:
@@ -340,8 +346,8 @@ def _read_file(path: str | Path, sources: Sources, reading: Reading) -> None:
 def read_run_rankings(path: str | Path, topics: dict[str, str] | None
                       ) -> dict[tuple[str, str], list[str]]:
     """Every (topic, query)'s documents of a TREC run file, ordered by the rank column (not
-    by score: the file's order is the ranking), repeats dropped. Without ``topics`` the topic
-    id is the query."""
+    by score: the file's order is the ranking), a repeated document kept at its best rank.
+    Without ``topics`` the topic id is the query."""
     ranked: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for line_number, line in _numbered_lines(path):
         topic, _, document, rank = _columns(path, line_number, line, 6)[:4]
@@ -355,8 +361,14 @@ def read_run_rankings(path: str | Path, topics: dict[str, str] | None
     if not ranked:
         raise JudgmentsError(f"{path}: no TREC run line in it (empty): is it the run the "
                              "ranker wrote?")
-    return {key: list(dict.fromkeys(document for _, document in sorted(entries)))
-            for key, entries in ranked.items()}
+    return {key: list(dict.fromkeys(_by_rank(entries))) for key, entries in ranked.items()}
+
+
+def _by_rank(entries: list[tuple[int, str]]) -> Iterator[str]:
+    """Documents by rank; a tie in rank ordered as trec_eval and gdeval order a tie in score
+    (document id descending), so a run whose score follows its rank scores as they score it."""
+    by_document = sorted(entries, key=lambda entry: entry[1], reverse=True)
+    return (document for _, document in sorted(by_document, key=lambda entry: entry[0]))
 
 
 def read_run(path: str | Path, topics: dict[str, str] | None,

@@ -83,7 +83,7 @@ def markdown(result: dict[str, Any], labels: Sequence[str], top: int) -> str:
             f"{'slice regresses' if len(failed) == 1 else 'slices regress'}"
             if failed else "### ✅ searchpulse evaluate: no significant regression")
     lines = [head, "", f"{b} against {a}; Δ = B − A with its 95 % interval; p of a paired "
-                       "randomization test (10,000 rounds).", "",
+                       "randomization test (10,000 rounds).", *_unranked(result, labels), "",
              "| | measure | slice | A | B | Δ | 95 % interval | p | worse / better | fails "
              "below |", "|---|---|---|---:|---:|---:|---|---:|---:|---|"]
     for v in verdicts:
@@ -112,6 +112,19 @@ def markdown(result: dict[str, Any], labels: Sequence[str], top: int) -> str:
                          f"{markdown_text(q['query'])} | {markdown_text(q['stratum'])} | "
                          f"{markdown_text(moved) or 'same documents, new order'} |")
     return "\n".join(lines) + "\n\n"
+
+
+def _unranked(result: dict[str, Any], labels: Sequence[str]) -> list[str]:
+    """The judged topics each run ranked nothing for (scored 0 in the gate as in the means),
+    and the notes the measures' names leave out (an nDCG's gain, ERR's maximum grade)."""
+    counts = [f"{markdown_text(name)} {run['unranked_topics']:,}"
+              for name, run in zip(labels, result["runs"], strict=True)]
+    lines = [] if not any(run["unranked_topics"] for run in result["runs"]) else [
+        "", f"Judged topics a run ranks nothing for, each scored 0: {', '.join(counts)}."]
+    if result["notes"]:
+        lines += ["", "; ".join(f"`{m}`: {markdown_text(n)}" for m, n in result["notes"].items())
+                  + "."]
+    return lines
 
 
 def _grade(entry: dict[str, Any]) -> str:

@@ -32,6 +32,8 @@ class EvaluateRequest:
     top: int = 10  # worse and better queries listed per gated slice
     gate_files: bool = False  # JUnit XML or a summary asked for: they need a comparison
     progress: bool = False  # a bar of the steps on stderr
+    # --ranked-only: a judged topic a TREC run ranks nothing for is left out, not scored 0
+    ranked_only: bool = False
 
 
 @dataclass
@@ -83,12 +85,13 @@ def run_evaluate(config: Config, request: EvaluateRequest) -> dict[str, Any]:
         for run in runs:
             queries.update(key[1] for key in run.ranked)
         strata = query_strata(config, pd.Index(sorted(queries)), request.strata)
-        if sources.topics is None:
+        if sources.topics is None and any(run.topic_ids for run in runs):
+            # the judged topics a run left unranked are ids too (qrels against runs)
             ids = {key[1] for run in runs if run.topic_ids for key in run.ranked}
-            strata[strata.index.isin(ids)] = "unclassified"
+            strata[strata.index.isin(ids | set(final["query"]))] = "unclassified"
         steps.begin("scoring" if len(runs) == 1 else "scoring and comparing")
         return evaluate(runs, final, strata, measures, rules, config["evaluate.depth"],
-                        config["judgments.max_grade"], request.top)
+                        config["judgments.max_grade"], request.top, request.ranked_only)
 
 
 def labels(runs: list[str]) -> list[str]:
@@ -102,7 +105,7 @@ def write(result: dict[str, Any], names: list[str], outputs: EvaluateOutputs,
     """The page; with a comparison, the JUnit XML and the summary."""
     if outputs.html:
         with writing(str(outputs.html), "--html") as handle:
-            handle.write(page(result, names))
+            handle.write(page(result, names, top))
     if outputs.junit:
         with writing(str(outputs.junit), "--junit") as handle:
             handle.write(ci_report.junit(result, names))

@@ -48,8 +48,9 @@ def records(rows: pd.DataFrame, measures: Sequence[str], rankings_a: dict, ranki
             rows["application"].tolist(), rows["query"].tolist(), rows["search"].tolist(),
             rows["stratum"].tolist(), strict=True)):
         key = (application, query, search)
-        entered, left = moved(rankings_a[key], rankings_b[key], grades_of(application, query),
-                              k)
+        # a judged topic one TREC run ranked nothing for: an empty ranking, scored 0
+        entered, left = moved(rankings_a.get(key, ()), rankings_b.get(key, ()),
+                              grades_of(application, query), k)
         out.append({
             "application": application, "query": query, "search": search, "stratum": stratum,
             "measures": {m: {"a": a[i], "b": b[i], "delta": b[i] - a[i]}

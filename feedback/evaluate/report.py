@@ -10,13 +10,12 @@ from typing import Any
 
 import pandas as pd
 
+from collector.judgments.measures import label
 from feedback.evaluate.query_changes import describe_moved, worse_and_better
 from feedback.evaluate.scoring import Comparison, format_p
-from feedback.evaluate.text import interval
+from feedback.evaluate.text import interval, run_line
 from feedback.pages.charts import bar_chart, interval_plot
 from feedback.pages.page import document, stratum_filter, table
-
-HTML_ROWS = 250  # worse and better each, by the first gated measure; --json has every one
 
 
 def _signed(value: float) -> str:
@@ -27,7 +26,8 @@ def _score(value: float) -> str:
     return "—" if value != value else f"{value:.4f}"
 
 
-def page(result: dict[str, Any], names: Sequence[str]) -> str:
+def page(result: dict[str, Any], names: Sequence[str], top: int) -> str:
+    """``top``: the queries listed as worse and as better (``--top``; --json has every one)."""
     runs = result["runs"]
     comparison: Comparison | None = result.get("comparison")
     # the chart shows the first gated measure (with one run: the first measure)
@@ -37,7 +37,7 @@ def page(result: dict[str, Any], names: Sequence[str]) -> str:
     parts = ["<h1>Offline evaluation</h1>"]
     if comparison is not None:  # what failed, on which queries, first
         gate, every = _differences(comparison, names)
-        parts += [_verdict(comparison, names), gate, _queries(comparison, result["k"])]
+        parts += [_verdict(comparison, names), gate, _queries(comparison, result["k"], top)]
     by_slice = {name: run["summary"].set_index("slice")[first]
                 for name, run in zip(names, runs, strict=True)}
     categories = ["all", *strata]
@@ -48,10 +48,11 @@ def page(result: dict[str, Any], names: Sequence[str]) -> str:
                         title=f"{first} per stratum")]
     if comparison is not None:
         parts.append(every)
-    columns = {"slice": "slice", "rankings": "rankings", **{m: m for m in result["measures"]}}
+    columns = {"slice": "slice", "rankings": "rankings", "unranked": "unranked (0)",
+               **{m: label(m, result["notes"]) for m in result["measures"]}}
     for name, run in zip(names, runs, strict=True):
-        parts.append(f"<h2>{escape(name)}: {run['judged_rankings']:,} judged of "
-                     f"{run['rankings']:,} rankings</h2>{table(run['summary'], columns)}")
+        parts.append(f"<h2>{escape(run_line(name, run, result['ranked_only']))}</h2>"
+                     f"{table(run['summary'], columns)}")
     return document("searchpulse evaluate", "".join(parts), script=comparison is not None)
 
 
@@ -102,9 +103,9 @@ def _differences(comparison: Comparison, names: Sequence[str]) -> tuple[str, str
             f"{table(table_all, all_columns, formats, sortable=True, table_id='measures')}")
 
 
-def _queries(comparison: Comparison, k: int) -> str:
+def _queries(comparison: Comparison, k: int, top: int) -> str:
     first = comparison.verdicts["measure"].iloc[0]
-    worse, better = worse_and_better(comparison.queries, first, HTML_ROWS)
+    worse, better = worse_and_better(comparison.queries, first, top)
     measures = list(dict.fromkeys(comparison.verdicts["measure"]))
     rows = []
     for q in [*worse, *better]:

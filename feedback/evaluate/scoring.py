@@ -55,6 +55,9 @@ class Rankings:
     ranked: dict[Key, list[str]]
     rejected: dict[str, int] = field(default_factory=dict)
     topic_ids: bool = False  # a TREC run read without topics: its queries are topic ids
+    # a TREC run: one ranking per topic, so a judged topic it has no ranking for is one the
+    # ranker returned nothing for (scored 0, as trec_eval -c and ir_measures score it)
+    per_topic: bool = False
 
 
 def read_log(path: str | Path) -> Rankings:
@@ -140,9 +143,11 @@ def _rankings(path: str | Path, topics: dict[str, str] | None,
                              "wrote?)")
     if start == b"{":
         return read_log(path)
-    return Rankings({(topic_applications.get(topic, ""), normalize_query(query), ""): documents
+    # a topic id stands for its query exactly as written; a topics file's text is normalized
+    return Rankings({(topic_applications.get(topic, ""), query, ""): documents
                      for (topic, query), documents in
-                     read_run_rankings(path, topics).items()}, topic_ids=topics is None)
+                     read_run_rankings(path, topics).items()},
+                    topic_ids=topics is None, per_topic=True)
 
 
 Grades = dict[tuple[str, str], dict[str, int]]
@@ -159,26 +164,50 @@ def grades_of(final: pd.DataFrame) -> Grades:
 
 
 def judged_grades(grades: Grades, application: str, query: str) -> dict[str, int] | None:
-    return grades.get((application, query)) or grades.get(("", query))
+    key = judged_key(grades, application, query)
+    return None if key is None else grades[key]
 
 
-def score(rankings: Rankings, grades: Grades, measures: Sequence[Any],
-          max_grade: int) -> pd.DataFrame:
-    """One row per judged ranking: application, query, search and every measure (a column
-    named as ir_measures writes the measure)."""
+def judged_key(grades: Grades, application: str, query: str) -> tuple[str, str] | None:
+    """The (application, query) whose grades a ranking is scored by (application "": every
+    application's), or None."""
+    for key in ((application, query), ("", query)):
+        if grades.get(key):
+            return key
+    return None
+
+
+def score(rankings: Rankings, grades: Grades, measures: Sequence[Any], max_grade: int,
+          ranked_only: bool = False) -> pd.DataFrame:
+    """One row per judged ranking: application, query, search, ``ranked`` and every measure
+    (a column named as ir_measures writes the measure).
+
+    A TREC run has one ranking per topic: a judged topic it ranks nothing for is a row of its
+    own scored 0 on every measure (``ranked`` False), as ``trec_eval -c`` and
+    ``ir_measures.calc_aggregate`` count it — averaged over the ranked topics only, a run
+    that drops its hardest topics would score better. ``ranked_only`` (``--ranked-only``)
+    leaves such topics out. A UBI log or a store is a sample of what production showed: a
+    judged query no one searched is no failure of the ranker, and is not counted."""
     keys: list[Key] = []
     ranked: list[measure_set.Ranked] = []
+    used: set[tuple[str, str]] = set()
     for key, documents in rankings.ranked.items():
-        judged = judged_grades(grades, key[0], key[1])
+        judged = judged_key(grades, key[0], key[1])
         if judged is None:
             continue
+        used.add(judged)
         keys.append(key)
         # trec_eval refuses a repeated document: it counts once, at its first rank
-        ranked.append(measure_set.Ranked(list(dict.fromkeys(documents)), judged))
+        ranked.append(measure_set.Ranked(list(dict.fromkeys(documents)), grades[judged]))
     values = measure_set.score(measures, ranked, max_grade)
-    frame = pd.DataFrame(keys, columns=["application", "query", "search"])
+    missing = [] if ranked_only or not rankings.per_topic or not keys else sorted(
+        key for key in grades if key not in used)
+    frame = pd.DataFrame(keys + [(*key, "") for key in missing],
+                         columns=["application", "query", "search"])
+    frame["ranked"] = np.arange(len(frame)) < len(keys)
     for measure, column in values.items():
-        frame[str(measure)] = np.asarray(column, dtype=float)
+        frame[str(measure)] = np.concatenate(
+            [np.asarray(column, dtype=float), np.full(len(missing), float(measure.DEFAULT))])
     return frame
 
 
@@ -203,15 +232,18 @@ def _label(column: str, value: str) -> str:
 
 
 def summarize(scores: pd.DataFrame, strata: pd.Series, names: Sequence[str]) -> pd.DataFrame:
-    """Mean of every measure over all rankings, per stratum and per application."""
+    """Mean of every measure over all rankings, per stratum and per application; ``rankings``
+    counts the rows averaged, ``unranked`` the judged topics among them a TREC run ranked
+    nothing for (each 0)."""
     frame = scores.assign(stratum=strata.reindex(scores["query"]).to_numpy())
     rows = []
     for name, mask in slices(frame)[0]:
         part = frame.loc[mask, list(names)]
         rows.append({"slice": name, "rankings": int(mask.sum()),
+                     "unranked": int((~frame.loc[mask, "ranked"]).sum()),
                      **{m: float(part[m].mean()) if len(part) else float("nan")
                         for m in names}})
-    return pd.DataFrame(rows, columns=["slice", "rankings", *names])
+    return pd.DataFrame(rows, columns=["slice", "rankings", "unranked", *names])
 
 
 @dataclass
@@ -244,12 +276,15 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, strata: pd.Series, names: Sequence
 
 def _paired_rankings(a: pd.DataFrame, b: pd.DataFrame, strata: pd.Series) -> pd.DataFrame:
     """The rankings both runs judged, side by side (``measure|a``, ``measure|b``), with their
-    query's stratum; none is an error: a gate that compared nothing must not pass."""
+    query's stratum — a judged topic one TREC run ranks nothing for paired as its 0, as the
+    means count it. No topic ranked by both is an error: a gate that compared two disjoint
+    sets of rankings (the wrong file, or two UBI logs) must not pass."""
     both = a.merge(b, on=query_changes.KEY, suffixes=("|a", "|b"))
-    if both.empty:
+    if not (both["ranked|a"] & both["ranked|b"]).any():
         raise JudgmentsError(
-            f"no ranking of the second run pairs with one of the first ({len(a):,} and "
-            f"{len(b):,} judged rankings): rankings pair by application, query and search id "
+            f"no ranking of the second run pairs with one of the first "
+            f"({int(a['ranked'].sum()):,} and {int(b['ranked'].sum()):,} judged rankings): "
+            "rankings pair by application, query and search id "
             "— two UBI logs never share search ids; compare TREC runs, or stores")
     both["stratum"] = strata.reindex(both["query"]).to_numpy()
     return both
@@ -317,19 +352,23 @@ def format_p(p: float | None) -> str:
 
 def evaluate(runs: Sequence[Rankings], final: pd.DataFrame, strata: pd.Series,
              measures: Sequence[Any], rules: Sequence[Rule], k: int, max_grade: int,
-             top: int = 10) -> dict[str, Any]:
+             top: int = 10, ranked_only: bool = False) -> dict[str, Any]:
     """Score each run; with two, compare them and apply the gate. ``k``: the depth at which
-    documents entering or leaving a ranking are listed."""
+    documents entering or leaving a ranking are listed; ``ranked_only``: a judged topic a
+    TREC run ranks nothing for is left out rather than scored 0 (:func:`score`) — in the
+    gate as in the means, for both runs alike."""
     grades = grades_of(final)
     names = [str(m) for m in measures]
-    scored = [score(run, grades, measures, max_grade) for run in runs]
+    scored = [score(run, grades, measures, max_grade, ranked_only) for run in runs]
     for run, frame in zip(runs, scored, strict=True):
         if run.ranked and frame.empty:
             raise JudgmentsError(_nothing_judged(run, final))
     result: dict[str, Any] = {
-        "k": k, "measures": names,
+        "k": k, "measures": names, "notes": measure_set.notes(measures, max_grade),
+        "ranked_only": ranked_only,
         "judged_queries": int(final[["application", "query"]].drop_duplicates().shape[0]),
-        "runs": [{"rankings": len(run.ranked), "judged_rankings": len(s),
+        "runs": [{"rankings": len(run.ranked), "judged_rankings": int(s["ranked"].sum()),
+                  "unranked_topics": int((~s["ranked"]).sum()),
                   "rejected": run.rejected, "summary": summarize(s, strata, names)}
                  for run, s in zip(runs, scored, strict=True)]}
     if len(scored) == 2:

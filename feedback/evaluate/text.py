@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from collector.judgments.measures import label
 from feedback.evaluate.query_changes import describe_moved, in_slice, worse_and_better
 from feedback.evaluate.scoring import Comparison, format_p
 
@@ -30,10 +31,24 @@ def _table(rows: list[list[str]]) -> str:
                      for r in rows)
 
 
-def summary_text(summary: pd.DataFrame, names: Sequence[str]) -> str:
-    rows = [["slice", "rankings", *names]]
-    rows += [[r["slice"], f"{r['rankings']:,}", *(_number(r[m]) for m in names)]
-             for r in summary.to_dict(orient="records")]
+def run_line(name: str, run: dict[str, Any], ranked_only: bool) -> str:
+    """``a.run: 2,401 judged of 2,431 rankings; 30 judged topics it ranks nothing for count
+    as 0``: what the means are over, the topics a run dropped named by their number."""
+    line = f"{name}: {run['judged_rankings']:,} judged of {run['rankings']:,} rankings"
+    unranked = run["unranked_topics"]
+    if unranked:
+        line += (f"; {unranked:,} judged {'topic' if unranked == 1 else 'topics'} it ranks "
+                 "nothing for count as 0 (--ranked-only leaves them out)")
+    elif ranked_only:
+        line += "; judged topics it ranks nothing for left out (--ranked-only)"
+    return line
+
+
+def summary_text(summary: pd.DataFrame, names: Sequence[str],
+                 measure_notes: dict[str, str]) -> str:
+    rows = [["slice", "rankings", "unranked", *(label(m, measure_notes) for m in names)]]
+    rows += [[r["slice"], f"{r['rankings']:,}", f"{r['unranked']:,}",
+              *(_number(r[m]) for m in names)] for r in summary.to_dict(orient="records")]
     return _table(rows)
 
 

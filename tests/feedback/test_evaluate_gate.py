@@ -287,3 +287,47 @@ def test_any_query_text_keeps_the_xml_and_the_markdown_whole(query, application)
     assert not any(t.type.startswith(("html", "link")) or t.type == "image"
                    for block in MarkdownIt("commonmark").enable("table").parse(summary)
                    for t in [block, *(block.children or [])])
+
+
+def test_a_run_that_drops_topics_scores_them_0_and_fails_the_gate(tmp_path):
+    """B is A without its first 10 of 60 topics: averaged over the topics it ranks it would
+    score 0.4535 against A's 0.4590 on the same 50, and pass (Δ 0 on every ranking it kept);
+    scored as trec_eval -c and calc_aggregate score it, B's nDCG is 0.3779 over all 60, 10
+    losses, p 0.002: the gate fails. --ranked-only gives the old means, for both runs."""
+    qrels, run_a, _ = _trec(tmp_path)
+    dropped = tmp_path / "dropped.run"
+    dropped.write_text("".join(line for line in open(run_a)
+                               if not 401 <= int(line.split()[0]) <= 410))
+    ndcg = "nDCG(gains={2:3,3:7})@10"
+    argv = ["--judgments", qrels, "--run", run_a, "--run", str(dropped), "--json"]
+    result = json.loads(_run(*argv, code=EXIT_REGRESSION))
+    assert [r["unranked_topics"] for r in result["runs"]] == [0, 10]
+    assert [r["judged_rankings"] for r in result["runs"]] == [60, 50]
+    means = [r["summary"][0][ndcg] for r in result["runs"]]
+    assert means == [pytest.approx(0.4590, abs=5e-5), pytest.approx(0.3779, abs=5e-5)]
+    assert result["runs"][1]["summary"][0]["rankings"] == 60
+    verdict = result["gate"][0]
+    assert (verdict["paired"], verdict["losses"], verdict["wins"]) == (60, 10, 0)
+    assert verdict["regression"] and verdict["p"] < 0.01
+    assert ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(ndcg)], ir_measures.read_trec_qrels(qrels),
+        ir_measures.read_trec_run(str(dropped)))[ir_measures.parse_measure(ndcg)] == \
+        pytest.approx(means[1], abs=1e-12)
+    ranked_only = json.loads(_run(*argv, "--ranked-only"))
+    assert [r["summary"][0][ndcg] for r in ranked_only["runs"]] == [
+        pytest.approx(0.4590, abs=5e-5), pytest.approx(0.4535, abs=5e-5)]
+    assert ranked_only["gate"][0]["paired"] == 50 and not ranked_only["regression"]
+
+
+def test_the_page_lists_top_queries_each_way_and_names_the_gains(tmp_path):
+    qrels, run_a, run_b = _trec(tmp_path)
+    html = tmp_path / "evaluate.html"
+    _run("--judgments", qrels, "--run", run_a, "--run", run_b, "--top", "3", "--html",
+         str(html), code=EXIT_REGRESSION)
+    text = html.read_text()
+    queries = text[text.index('id="queries"'):]
+    queries = queries[:queries.index("</table>")]
+    # the 3 worst of the 20 that got worse (every one before, up to 250) and the one better
+    assert queries.count("data-stratum=") == 4
+    assert "nDCG(gains={2:3,3:7})@10 (gain 2^g − 1)" in text
+    assert "ERR@10 (max grade 3)" in text

@@ -73,7 +73,8 @@ def evaluate_page(tmp_path_factory) -> Path:
                   str(strata), "--set", "strata.known_item_patterns=sku \\d+", "--k", "5",
                   "--run", str(baseline), "--run", str(directory / "candidate.run"),
                   "--gate", "nDCG@5", "--gate", "R@10 margin=0.02 slices=all",
-                  "--html", str(html)) == EXIT_REGRESSION
+                  # the page lists --top each way: every changed ranking here (the hostile one)
+                  "--top", "100", "--html", str(html)) == EXIT_REGRESSION
     return html
 
 
