@@ -58,7 +58,13 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     from collector.series.experiment_stats import ExperimentDesign
     from feedback.experiments import always_valid
     from feedback.experiments.report import page
-    from feedback.experiments.verdicts import from_exposition, from_logs, text, verdicts
+    from feedback.experiments.verdicts import (
+        from_exposition,
+        from_logs,
+        lone_controls,
+        text,
+        verdicts,
+    )
 
     config = read_settings(args)
     design = ExperimentDesign.from_config(config)
@@ -82,6 +88,14 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         report = verdicts(experiments, design, by_client=not args.metrics)
     except ExperimentError as error:
         log.error("%s", error)
+        return EXIT_INPUT
+    alone = lone_controls(report)
+    for application, control in alone.items():
+        log.warning("%s: only the control variant %r has searches: nothing is compared with "
+                    "it (a variant named other, or beyond experiments.max_variants, is folded "
+                    "into other and never compared)", application, control)
+    if alone and len(alone) == len(report["applications"]):
+        log.error("no application has a variant to compare with its control")
         return EXIT_INPUT
     if args.metrics:  # what the dashboards show while the experiment runs
         report["always_valid"] = always_valid.report(experiments, design)

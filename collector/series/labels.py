@@ -12,9 +12,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/-]+")
 
 
 def scrub(value: object) -> str:
-    """Keep a short, printable identifier: unsafe runs become ``_``, length is capped."""
-    text = _UNSAFE.sub("_", str(value))[:_MAX_LENGTH].strip("_")
-    return text or NONE
+    """Keep a short, printable identifier: unsafe runs become ``_``, length is capped. A
+    value with no safe character at all (``緑``, ``青``: a variant named in another script) is
+    its UTF-8 bytes in hex after ``x`` (``xe7b791``), so two such names stay two variants and
+    none of them reads as missing (``none``)."""
+    raw = str(value)
+    text = _UNSAFE.sub("_", raw)[:_MAX_LENGTH].strip("_")
+    if text or not raw:
+        return text or NONE
+    return ("x" + raw.encode("utf-8", "backslashreplace").hex())[:_MAX_LENGTH]
 
 
 class CappedLabel:

@@ -330,6 +330,15 @@ def clustering(design: dict[str, Any]) -> str:
             f"{design['multiplicity']['comparisons']} differences of the report")
 
 
+def lone_controls(report: dict[str, Any]) -> dict[str, str]:
+    """The applications of a report whose control is their only variant and which have no
+    interleaving: application → its control (the report compares nothing there)."""
+    return {application: found["control"]["variant"]
+            for application, found in report["applications"].items()
+            if found["control"] is not None and len(found["variants"]) == 1
+            and not found["interleaving"]}
+
+
 def control_note(found: dict[str, Any], configured: str) -> str:
     """Which variant is the application's control, and why when it is not the configured."""
     control = found["control"]

@@ -16,5 +16,7 @@ def test_missing_value_is_none_and_scrubbing_removes_unsafe_text():
     assert label.resolve(None) == "none"
     assert scrub("B <script>alert(1)</script>") == "B_script_alert_1_/script"
     assert len(scrub("x" * 500)) == 64
-    assert scrub("!!!") == "none"
+    assert scrub("!!!") == "x212121"  # nothing safe: its bytes, never read as missing
+    assert (scrub("緑"), scrub("青")) == ("xe7b791", "xe99d92")  # two names, two variants
+    assert scrub("") == "none"
     assert label.resolve(7) == "7"

@@ -275,6 +275,25 @@ def test_a_control_that_matches_no_variant_is_an_error_naming_them(names, tmp_pa
                  f"experiments.control_variant={names[1]}"]) == 0
 
 
+def test_a_variant_named_in_another_script_is_a_variant():
+    # 緑 has no label-safe character: it was scrubbed to none, the treatment vanished silently
+    report = verdicts(_replayed(_two_variants("control", "緑")), DESIGN, by_client=True)
+    web = report["applications"]["web"]["variants"]
+    assert list(web) == ["control", "xe7b791"]
+    assert "difference" in web["xe7b791"]["rates"]["zero_result_searches_per_searches"]
+    with pytest.raises(ExperimentError, match="variants seen: xe7b791, xe99d92"):
+        verdicts(_replayed(_two_variants("青", "緑")), DESIGN, by_client=True)
+
+
+def test_a_control_with_nothing_to_compare_is_said_and_alone_is_an_error(tmp_path, caplog):
+    # a producer's own "other" is the label cap's overflow: never compared
+    log = tmp_path / "other.jsonl"
+    log.write_bytes(b"\n".join(_two_variants("control", "other")) + b"\n")
+    assert main(["experiments", str(log)]) == 3
+    assert "web: only the control variant 'control' has searches" in caplog.text
+    assert "no application has a variant to compare with its control" in caplog.text
+
+
 # client → its interleaved searches, each the teams of its clicks: A's score per client y =
 # wins + ties / 2 of n contests: (2, 2), (0, 1), (1.5, 2), (1, 1)
 INTERLEAVED = {"i1": [["A"], ["A", "A"]], "i2": [["B"]], "i3": [["A"], ["A", "B"]],
