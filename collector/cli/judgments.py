@@ -46,6 +46,9 @@ def cmd_judgments_import(args: argparse.Namespace) -> int:
         print(dump(summary))
     else:
         print_summary(summary)
+    if summary.get("refused"):  # bad input, kept in rejected.csv: not a success
+        log.error("%s (the rows are in %s)", summary["refused"], summary["rejected_rows_in"])
+        return EXIT_INPUT
     return EXIT_OK
 
 
@@ -98,7 +101,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "lowest; rounded half up) as quepid/APP.ratings.csv,\n"
                     "trec/qrels.txt (+ topics.tsv, topic-applications.tsv) and "
                     "srw/APP.judgments.json.",
-        epilog="Exit codes: 0 ok, 2 configuration error, 3 a file unreadable or malformed.")
+        epilog="Exit codes: 0 ok, 2 configuration error, 3 a file unreadable or malformed, or a "
+               "grade above judgments.max_grade\n(the other rows are written; those in "
+               "--out/rejected.csv).")
     _judgment_files(j)
     j.add_argument("--out", required=True, metavar="DIR", type=kind.output_directory,
                    help="directory for the files")

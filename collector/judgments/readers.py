@@ -18,10 +18,14 @@ Formats, recognised by content (not by file name):
   or numbers; an empty one is not judged.
 * **judgments.csv** (``application,query,doc_id,rater,grade``), the set's own file.
 
-Files without raters (CSV, qrels, SRW) take ``--rater``, else the file's name. A grade off the
-scale ``0..max_grade`` or not a number is refused; so is a fraction where the format's grades
-are whole (qrels, Quepid): a qrels grade of 2.5 is refused as trec_eval refuses it, not rounded
-to 3. SRW judgments and ``judgments.csv`` take real grades (SRW's ratings are real numbers).
+Files without raters (CSV, qrels, SRW) take ``--rater``, else the file's name. A grade that is
+not a number is not judged; so is a fraction where the format's grades are whole (qrels,
+Quepid): a qrels grade of 2.5 is refused as trec_eval refuses it, not rounded to 3. A grade
+above the scale ``0..max_grade`` is **bad input**, not an unjudged row: the judges used another
+scale than the one configured, so every gain would be misread. Each such row is rejected with
+its reason (``off_scale``), counted (:attr:`Reading.rejected`) and kept with its file and row
+(:attr:`Reading.rejected_rows`), and :meth:`Reading.refusal` is the one line a command exits 3
+with. SRW judgments and ``judgments.csv`` take real grades (SRW's ratings are real numbers).
 Every row that is not a judgment is counted by reason (:attr:`Reading.not_judged`), never
 silently dropped; a named rater's second grade of an item is counted and named
 (:meth:`Reading.duplicates`). Queries are normalized as the collector stores them; a TREC topic
@@ -58,6 +62,10 @@ def book_name(application: str, title: str) -> str:
 
 
 DUPLICATE_EXAMPLES = 5  # items graded twice by one rater named in a summary
+OFF_SCALE = "off_scale"
+# The columns of a rejected row as kept (``judgments import`` writes them as rejected.csv).
+REJECTED_COLUMNS = ("file", "row", "reason", "application", "query", "doc_id", "rater",
+                    "grade")
 
 
 @dataclass
@@ -71,6 +79,12 @@ class Reading:
     not_judged: Counter[str] = field(default_factory=Counter)
     regraded: Counter[str] = field(default_factory=Counter)  # per rater
     regraded_examples: list[str] = field(default_factory=list)
+    # bad input, by reason, and each such row as read (REJECTED_COLUMNS)
+    rejected: Counter[str] = field(default_factory=Counter)
+    rejected_rows: list[tuple[str, int, str, str, str, str, str, str]] = field(
+        default_factory=list)
+    file: str = ""  # the file being read, and how many rows of it were offered
+    offered: int = 0
     _normalized: dict[str, str] = field(default_factory=dict)  # a query's rows share its text
     _graded: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
 
@@ -81,6 +95,7 @@ class Reading:
         ``topic_id``: ``query`` is a TREC topic id standing for its query, kept exactly as
         written (``T1`` and ``t1`` are two topics, as trec_eval and ir_measures read them);
         query text is normalized as the collector stores it."""
+        self.offered += 1
         if document is None or str(document) == "":
             self.not_judged["no_document"] += 1
             return
@@ -99,7 +114,9 @@ class Reading:
             self.not_judged["negative"] += 1  # TREC's -1: "not judged yet"
             return
         if grade > self.max_grade:
-            self.not_judged["off_scale"] += 1
+            self.rejected[OFF_SCALE] += 1
+            self.rejected_rows.append((self.file, self.offered, OFF_SCALE, application,
+                                       str(query), str(document), rater, str(rating)))
             return
         if integer and not grade.is_integer():
             self.not_judged["not_an_integer"] += 1
@@ -137,6 +154,19 @@ class Reading:
         return {"grades_replaced": sum(self.regraded.values()),
                 "by_rater": dict(sorted(self.regraded.items())),
                 "first": list(self.regraded_examples)}
+
+    def refusal(self) -> str | None:
+        """The one line a command refuses the judgments with (exit 3), or None: how many
+        grades are above the scale, where the first is, and the setting that names the
+        scale."""
+        if not self.rejected_rows:
+            return None
+        file, row, _, _, query, document, _, grade = self.rejected_rows[0]
+        count = self.rejected[OFF_SCALE]
+        return (f"{count:,} grade{'s' if count != 1 else ''} above the scale 0..{self.max_grade} "
+                f"(judgments.max_grade), first {file} judgment {row} ({query!r}, {document}): "
+                f"{grade}; if the judges graded on another scale, set judgments.max_grade to "
+                "its top")
 
     def judgment_set(self) -> JudgmentSet:
         return JudgmentSet.of(self.rows)
@@ -310,10 +340,11 @@ def read_judgments(paths: Iterable[str | Path], sources: Sources, max_grade: int
     an export that failed, and read as nothing it would quietly judge nothing."""
     reading = Reading(max_grade)
     for path in paths:
-        before = len(reading.rows) + reading.not_judged.total()
+        reading.file, reading.offered = str(path), 0
+        before = reading.not_judged.total()
         try:
             _read_file(path, sources, reading)
-            if len(reading.rows) + reading.not_judged.total() == before:
+            if not reading.offered and reading.not_judged.total() == before:
                 raise JudgmentsError(f"{path}: holds no judgments (an empty file, or a header "
                                      "alone): is it the file the judges' tool exported?")
         except UnicodeDecodeError as error:

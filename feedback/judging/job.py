@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,10 +12,11 @@ from typing import Any
 import pandas as pd
 
 from collector.config import Config
-from collector.control_characters import json_text
+from collector.control_characters import json_text, visible
 from collector.errors import JudgmentsError, StrataError
 from collector.judgments.judgment_set import JudgmentSet, round_half_up
 from collector.judgments.readers import (
+    REJECTED_COLUMNS,
     Reading,
     Sources,
     read_judgments,
@@ -53,8 +55,32 @@ def sources_of(request: JudgmentsRequest) -> Sources:
 
 
 def read(config: Config, request: JudgmentsRequest, sources: Sources | None = None) -> Reading:
+    """The judgments to measure or score with; grades above the scale refuse them (exit 3):
+    measured on the wrong scale, every gain would be misread."""
+    reading = read_all(config, request, sources)
+    refusal = reading.refusal()
+    if refusal is not None:
+        raise JudgmentsError(refusal)
+    return reading
+
+
+def read_all(config: Config, request: JudgmentsRequest,
+             sources: Sources | None = None) -> Reading:
+    """Every file of the request, its rejected rows kept in the reading."""
     return read_judgments(request.files, sources or sources_of(request),
                           config["judgments.max_grade"])
+
+
+REJECTED_FILE = "rejected.csv"
+
+
+def write_rejected(path: Path, reading: Reading) -> None:
+    """The rows refused as bad input, as read (control characters as ``\\xNN``), so that the
+    judges' file can be fixed and imported again."""
+    with writing(str(path), "--out", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(REJECTED_COLUMNS)
+        out.writerows([visible(str(cell)) for cell in row] for row in reading.rejected_rows)
 
 
 def _topic_ids(final: pd.DataFrame, sources: Sources) -> dict[tuple[str, str], str]:
@@ -78,11 +104,13 @@ def _topic_ids(final: pd.DataFrame, sources: Sources) -> dict[tuple[str, str], s
 def run_import(config: Config, request: JudgmentsRequest, out: Path,
                progress: bool = False) -> dict[str, Any]:
     """Read every file into one set; write ``judgments.csv`` and the final grades for each
-    tool. Returns the summary. ``progress``: a bar of the steps on stderr."""
+    tool; the rows refused as bad input (``rejected``: a grade above the scale) are kept in
+    ``rejected.csv``, and the summary's ``refused`` line makes the command exit 3. Returns the
+    summary. ``progress``: a bar of the steps on stderr."""
     with Steps("judgments import", ["reading", "final grades", "writing"], progress) as steps:
         steps.begin(f"reading {len(request.files)} files")
         sources = sources_of(request)
-        reading = read(config, request, sources)
+        reading = read_all(config, request, sources)
         judgments = reading.judgment_set()
         out.mkdir(parents=True, exist_ok=True)
         judgments.write(out / "judgments.csv")
@@ -92,6 +120,8 @@ def run_import(config: Config, request: JudgmentsRequest, out: Path,
         directories = handoff.prepare(out)
         written = handoff.write_ratings(directories, final, _topic_ids(final, sources),
                                         "imported judgments")
+        if reading.rejected_rows:
+            write_rejected(out / REJECTED_FILE, reading)
     return {
         "files": len(request.files),
         "grades": len(judgments),
@@ -104,6 +134,9 @@ def run_import(config: Config, request: JudgmentsRequest, out: Path,
         "final_grades": {str(g): int(n) for g, n in
                          final["grade"].value_counts().sort_index().items()},
         "quepid_rows_refused": written["quepid_refused"],
+        "rejected": dict(sorted(reading.rejected.items())),
+        **({"rejected_rows_in": str(out / REJECTED_FILE), "refused": reading.refusal()}
+           if reading.rejected_rows else {}),
         "written_to": str(out),
     }
 

@@ -44,7 +44,10 @@ def test_trec_qrels_negative_grades_are_not_judged(tmp_path):
     reading = read_judgments([qrels], sources, max_grade=3)
     assert rows(reading) == [("shop", "camping stove", "d1", "anna", 2.0),
                              ("shop", "camping stove", "doc 1", "anna", 0.0)]
-    assert reading.not_judged == {"negative": 1, "off_scale": 1}
+    assert reading.not_judged == {"negative": 1}
+    assert reading.rejected == {"off_scale": 1}  # bad input, not an unjudged row
+    assert reading.rejected_rows == [(str(qrels), 4, "off_scale", "", "kettle", "d5", "anna",
+                                      "7")]
 
 
 def test_trec_files_need_topics_and_name_bad_lines(tmp_path):
@@ -186,8 +189,12 @@ def test_fractional_and_off_scale_grades_are_refused_and_counted(tmp_path, caplo
                              ("", "tent", "d2", "quepid.csv", 1.0),
                              ("", "tent", "d3", "srw.json", 0.734),
                              ("", "tent", "d6", "qrels.txt", 2.0)]
-    assert reading.not_judged == {"not_an_integer": 3, "off_scale": 1, "negative": 1,
-                                  "not_a_number": 1}
+    assert reading.not_judged == {"not_an_integer": 3, "negative": 1, "not_a_number": 1}
+    assert reading.rejected == {"off_scale": 1}
+    assert reading.refusal() == (
+        f"1 grade above the scale 0..3 (judgments.max_grade), first {qrels} judgment 3 "
+        "('tent', d3): 4; if the judges graded on another scale, set judgments.max_grade to "
+        "its top")
     assert not reading.regraded and "graded again" not in caplog.text
 
 
@@ -229,3 +236,30 @@ def test_judgments_import_reports_both_and_writes_only_whole_grades(tmp_path, ca
     assert summary["duplicate_grades"]["grades_replaced"] == 1
     assert summary["duplicate_grades"]["by_rater"] == {"judged.qrels": 1}
     assert (out / "trec" / "qrels.txt").read_text() == "t1 0 d2 2\nt1 0 d3 3\n"
+
+
+def test_grades_above_the_scale_are_rejected_kept_and_exit_3(tmp_path, capsys, caplog):
+    """Judges who graded 0..4 against a 0..3 scale: each grade 4 is rejected with its reason,
+    counted and kept in rejected.csv (the others are written), and the command is not a
+    success (README: bad input is exit 3); agreement and evaluate refuse such a set too."""
+    from collector.cli import main
+
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("query,docid,rating\ntent,d1,4\ntent,d2,2\nlamp\x1b,d3,4\n")
+    out = tmp_path / "out"
+    assert main(["judgments", "import", str(ratings), "--out", str(out), "--json"]) == 3
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rejected"] == {"off_scale": 2}
+    assert summary["not_judged"] == {}
+    assert summary["final_grades"] == {"2": 1}
+    assert (out / "rejected.csv").read_text().splitlines() == [
+        "file,row,reason,application,query,doc_id,rater,grade",
+        f"{ratings},1,off_scale,,tent,d1,ratings.csv,4",
+        f"{ratings},3,off_scale,,lamp\\x1b,d3,ratings.csv,4"]
+    assert (f"2 grades above the scale 0..3 (judgments.max_grade), first {ratings} judgment 1 "
+            f"('tent', d1): 4") in caplog.text
+    assert f"the rows are in {out / 'rejected.csv'}" in caplog.text
+    assert main(["judgments", "agreement", str(ratings)]) == 3
+    run = tmp_path / "a.run"
+    run.write_text("tent Q0 d1 1 1.0 a\n")
+    assert main(["evaluate", "--judgments", str(ratings), "--run", str(run)]) == 3
