@@ -30,8 +30,10 @@ between two digits (punctuation, symbols, invisible characters, spaces around th
 not one of the usual separators (a ``-``, a ``.`` or a space) becomes one ``:``, a separator
 the number detectors accept: ``4148|5253|8885|3930``, ``83[.]145[.]201[.]17``,
 ``501/22/3344`` and ``590\u200b88\u200b3012`` (a zero-width space *between* digits) read as
-numbers with a separator; the check digits (Luhn, mod 97, an SSN's area) keep product codes
-visible. The canonical form is read first, so the loose form only ever withholds more.
+numbers with a separator, and a dot said as a word between two digits, bracketed or spaced
+(``151[dot]101[dot]65[dot]140``, ``10 punkt 0``), as ``.``; the check digits (Luhn, mod 97,
+an SSN's area) keep product codes visible. The canonical form is read first, so the loose
+form only ever withholds more.
 
 The table covers the code points that carry such characters (planes 0, 1 and 14; the numerals
 of plane 2 too) and is built once per process, when the detectors are made (``prepare``); a
@@ -195,6 +197,21 @@ def _separator(run: re.Match[str]) -> str:
     return ":"
 
 
+# A dot said as a word between two digits, in brackets or spaced: 151[dot]101[dot]65[dot]140,
+# 151 (punkt) 101, 10 dot 0 dot 0 dot 1 — the loose form reads it as the dot it stands for.
+_DOT_WORDS = "dot|d0t|punkt|punto|ponto|punt|kropka|point"
+_DOT_WORD = re.compile(rf"(?<=\d)(?:\s*[\[({{<]\s*(?:{_DOT_WORDS})\s*[\])}}>]\s*"
+                       rf"|\s+(?:{_DOT_WORDS})\s+)(?=\d)", re.IGNORECASE)
+
+
+def _dots_said(text: str) -> str:
+    """``text`` with its dot words between digits as ``.`` (``_DOT_WORD``)."""
+    lower = text.lower()
+    if not any(word in lower for word in ("dot", "d0t", "pun", "pon", "kropka", "point")):
+        return text  # (most texts: C-level tests, no regex)
+    return _DOT_WORD.sub(".", text)
+
+
 def loose(text: str) -> str:
     """``text`` as the number detectors also read it (module docstring)."""
-    return " ".join(_RUN.sub(_separator, _written_out(_marked(text))).split())
+    return " ".join(_RUN.sub(_separator, _dots_said(_written_out(_marked(text)))).split())

@@ -116,7 +116,10 @@ def _bracketed(words: str) -> str:
     return rf"\s*[(\[{{<]\s*(?:{words})\s*[)\]}}>]\s*"
 
 
-_AT_ALONE = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}|\s+at(?:[\s-]+sign)?\s+"
+# the English "at" and what follows it when people spell the sign: "at sign", "at symbol",
+# "at mark", "at character", and Indian English "at the rate (of)" (also "at d rate")
+_AT_SIGN = r"(?:[\s-]+(?:sign|symbol|mark|character|the\s+rate(?:\s+of)?|d\s+rate))?"
+_AT_ALONE = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}|\s+at{_AT_SIGN}\s+"
              rf"|\s*[-_]at[-_]\s*|\s+(?:{_SPOKEN_AT})\s+)")
 _AT = rf"(?:{_AT_ALONE}|\s+(?:{'|'.join(_AT_PLACE)})\s+)"
 _AT_NOT_ENGLISH = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}"
@@ -125,8 +128,9 @@ _DOT = (rf"(?:\.|\s+\.\s+|{_bracketed(_DOT_WORDS + '|point')}"
         rf"|\s+(?:{_DOT_WORDS})\s+|\s*[-_](?:dot|d0t)[-_]\s*)")
 _DOT_OR_POINT = rf"(?:{_DOT}|\s+point\s+)"
 # Mail providers people name without their domain ("jane.doe at gmail").
-_PROVIDERS = ("gmail|googlemail|yahoo|ymail|hotmail|outlook|icloud|aol|gmx|protonmail|"
-              "yandex|posteo|mailbox|zoho")
+# (said or typed in two words too: "g mail", "hot mail")
+_PROVIDERS = (r"g\s?mail|google\s?mail|yahoo|ymail|hot\s?mail|outlook|icloud|aol|gmx|"
+              r"proton\s?mail|yandex|posteo|mailbox|zoho")
 # … and the national ones a French, German, Italian or Dutch speaker says after chez/bei/presso
 _PLACE_PROVIDERS = (rf"{_PROVIDERS}|free|orange|wanadoo|laposte|sfr|bbox|web|t-online|"
                     "freenet|libero|tiscali|virgilio|alice|ziggo|kpn|telenet|telia")
@@ -153,6 +157,10 @@ _EMAILS = (
     # a lone "a" (what a circled ⓐ reads as) between a dotted local part and a dotted domain
     Detector(OBFUSCATED_EMAIL, r"\b[\w+-]+(?:\.[\w+-]+)+\s+a\s+[\w-]+(?:\.[\w-]+)*"
                                r"\.[a-z]{2,24}\b"),
+    # … and after any local part, before a mail provider's domain (araminta ⓐ gmail.com;
+    # "create a gmail.com account" is withheld too: docs/privacy.md)
+    Detector(OBFUSCATED_EMAIL, rf"\b[\w+-]+\s+a\s+(?:{_PROVIDERS})(?:{_DOT}[\w-]+)*{_DOT}"
+                               r"[a-z]{2,24}\b"),
 )
 
 
@@ -195,7 +203,9 @@ def _ssn_groups(text: str) -> tuple[str, str, str]:
 _NUMBER_WORD = r"(?:number|numero|num|nro|nr|no|n°|#)"
 _SEGURO = rf"(?:{_NUMBER_WORD}\.?\s*)?(?:de\s+)?(?:la\s+)?seguro\s+social"
 _SSN_WORD = (r"(?:s[\s./-]{0,2}s[\s./-]{0,2}n|s\.?\s?s\.?\s?(?:#|no\b|nr\b|num)|"
-             r"social[\s.-]*sec(?:urity|\.)?|soc\.?[\s.-]*sec\.?|socsec|itin|nss|" + _SEGURO + ")")
+             r"social[\s.-]*sec(?:urity|\.)?|soc\.?[\s.-]*sec\.?|socsec|itin|nss|" + _SEGURO
+             # "social" alone, as people say it ("my social is …"): nine digits still needed
+             + "|social)")
 _NUMBERS = (
     # any one separator between the groups (the mod 97 is the guard): BE68/5390/0754/7034
     # (a separator after the country too: gb 12 barc 9430 7546 0174 41)
@@ -385,6 +395,25 @@ def _not_years(match: re2._Match) -> bool:
 
 
 _SEP = r"[\s./:-]"  # ":": the loose form's separator
+# What people write before their number, in the languages docs/privacy.md names (without
+# accents, as the canonical form has none): after these, 7-15 digits in any grouping are a
+# phone number (llámame al 612 345 678: a 3-3-3 grouping no shape alone may claim).
+_CALL_WORDS = (r"call(?:\s+me)?(?:\s+(?:at|on))?|ring\s+me(?:\s+on)?|text\s+me(?:\s+(?:at|on))?|"
+               r"reach\s+me(?:\s+at)?|my\s+(?:phone\s+|cell\s+|mobile\s+)?number\s+is|tel|tlf|"
+               r"tfno|telf|ph|mob|whatsapp|llamame(?:\s+al)?|llama(?:me)?\s+al|"
+               r"mi\s+(?:numero|telefono|celular|movil)(?:\s+es)?|me\s+liga(?:\s+no)?|"
+               r"ligue(?:\s+para)?|meu\s+(?:numero|telefone|celular)(?:\s+e)?|"
+               r"appel(?:le|ez)[\s-]moi(?:\s+au)?|mon\s+(?:numero|portable)(?:\s+(?:est|c'est))?|"
+               r"ruf\s+mich\s+an(?:\s+unter)?|meine\s+(?:handy)?nummer(?:\s+ist)?|"
+               r"chiamami(?:\s+al)?|il\s+mio\s+numero(?:\s+e)?|bel\s+me(?:\s+op)?|"
+               r"mijn\s+nummer(?:\s+is)?|zadzwon(?:\s+pod)?|moj\s+numer(?:\s+to)?|"
+               r"ring\s+mig(?:\s+pa)?|mitt\s+nummer(?:\s+ar)?")
+# The words for a phone that are product words too ("phone 15 pro max 256"): a number after
+# them counts only written against them (tel07700900237, phone:+44…) or after a colon or a
+# word for "number" (teléfono: 612 345 678, handy nr 0151 2345678).
+_PHONE_WORDS = (r"phone|telephone|telefon|telefono|telefone|telefoon|mobile|mobil|mobiel|"
+                r"cell|cellulare|celular|movil|handy|portable|komorka")
+_PHONE_DIGITS = r"\+?\d(?:[\s./()-]{0,2}\d){6,14}\b"
 _PHONES = (
     # international: + or 00, a country code, at least 7 more digits in any grouping
     Detector(PHONE_NUMBER, r"\+\(?\d(?:[\s./():-]{0,2}\d){7,14}", None, 8),
@@ -411,6 +440,12 @@ _PHONES = (
     Detector(PHONE_NUMBER, r"\(\d{2}\)\s?9?\d{4}[\s-]?\d{4}\b", None, 10),
     Detector(PHONE_NUMBER, r"\b1[3-9]\d(?:[\s-]?\d{4}){2}\b", None, 11),
     Detector(PHONE_NUMBER, r"\b[6-9]\d{4}[\s-]\d{5}\b", None, 10),
+    # after the words people write before their number (_CALL_WORDS, _PHONE_WORDS)
+    Detector(PHONE_NUMBER, rf"\b(?:{_CALL_WORDS})[\s:.#=-]*{_PHONE_DIGITS}", None, 7),
+    Detector(PHONE_NUMBER, rf"\b(?:{_CALL_WORDS}|{_PHONE_WORDS})[:#=]?(?:\+|\d{{4}})"
+                           r"(?:[\s./()-]{0,2}\d){3,14}\b", None, 7),
+    Detector(PHONE_NUMBER, rf"\b(?:{_PHONE_WORDS})(?:\s*(?:{_NUMBER_WORD}|nummer)\.?\s*[:#=]?"
+                           rf"|\s*[:#=])\s*{_PHONE_DIGITS}", None, 7),
     # ten digits together: 2025550143 (not an ISBN-10)
     Detector(PHONE_NUMBER, r"\b\d{10}\b", lambda m: not check_digits.isbn10(m.group()), 10),
 )
@@ -488,6 +523,8 @@ class PersonalData:
         found = self._scan(read)
         if found is None and spoken_numbers.worth_reading(lower):
             found = self._spoken(read)  # before the loose form: the sharper reason
+        if found is None and len(read) - len(read.translate(_NO_DIGITS)) >= _SPOKEN_PHONE_DIGITS:
+            found = self._one_by_one(read)  # (seven digits at least: C-level, before a regex)
         if found is None and not _DIGITS.isdisjoint(read):
             separated = loose(text)  # any separator between digits: a second read, if other
             if separated != read:
@@ -502,6 +539,16 @@ class PersonalData:
         if not most:
             return None
         found = self._scan(digits)
+        return PHONE_NUMBER if found is None and most >= _SPOKEN_PHONE_DIGITS else found
+
+    def _one_by_one(self, read: str) -> str | None:
+        """What the detectors find in ``read`` with its digits written one at a time joined
+        (4 1 5 3 9 2 7 7 0 1; collector/privacy/spoken_numbers.py ``one_by_one``); a run of 7
+        or more that none claims is a phone number, as a spoken one is."""
+        joined, most = spoken_numbers.one_by_one(read)
+        if not most:
+            return None
+        found = self._scan(joined)
         return PHONE_NUMBER if found is None and most >= _SPOKEN_PHONE_DIGITS else found
 
     def _scan(self, text: str) -> str | None:

@@ -10,8 +10,12 @@ is a sequence of tokens separated by spaces, ``-``, ``,``, ``.``, ``/`` or a spo
   read without accents, as the canonical form has none) and English ``oh``/``o`` for 0;
 * ``double``/``triple`` (and their es, pt, fr, de, it, nl, sv forms) before a digit: it
   repeats;
-* English teens and tens (``fifty three`` is 53, ``fifty`` alone 50) and ``hundred``
-  (``eight hundred`` is 800);
+* 10-99 as one number in en, de, es, fr, it, pt (``TWO_DIGITS``: ``fifty three`` is 53,
+  ``fifty`` alone 50, ``trente-quatre`` 34, ``soixante et onze`` 71, ``treinta y cuatro`` 34,
+  ``zweiunddreißig`` 32, ``ventotto`` 28, ``vinte e um`` 21) and ``hundred`` (``eight
+  hundred`` is 800);
+* digit words written together (``fouronefive``: three or more of three letters or more, or
+  ``oh``);
 * digits already written (``415 eight six seven 5309``).
 
 A run is read only when it holds at least three number words (``one piece``, ``top ten``,
@@ -19,10 +23,15 @@ A run is read only when it holds at least three number words (``one piece``, ``t
 one number and a written separator stays one (``four one five, eight six seven, …`` reads
 ``415 867 …``). A word for "plus" (en, fr, de, nl, pl, sv ``plus``, es ``mas``, pt ``mais``,
 it ``piu``) before a run of ten digits or more is the ``+`` of an international number
-(``plus 44 20 7946 0958``). Runs are found by RE2 (linear time); the words are ASCII.
+(``plus 44 20 7946 0958``). Runs are found by RE2 (linear time); the words are ASCII but
+German's ß. Digits written one at a time (``4 1 5 3 9 2 7 7 0 1``) are joined by
+``one_by_one``, unless they count up or down by one.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterator
 
 import re2
 
@@ -40,21 +49,125 @@ _DIGIT_WORDS = {
     "9": "nine nueve nove neuf neun negen dziewiec nio",
 }
 DIGITS = {word: digit for digit, words in _DIGIT_WORDS.items() for word in words.split()}
-_TEENS = {word: str(10 + n) for n, word in enumerate(
-    "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
-_TENS = {word: str(n + 2) for n, word in enumerate(
-    "twenty thirty forty fifty sixty seventy eighty ninety".split())}
+
+
+def _two_digit_words() -> dict[str, str]:
+    """Every spelling of 10-99 in en, de, es, fr, it, pt, by its letters alone (spaces and
+    hyphens dropped: ``trente-quatre``, ``trente quatre`` → ``trentequatre``) → its digits."""
+    out: dict[str, str] = {}
+
+    def add(value: int, *spellings: str) -> None:
+        out.update(dict.fromkeys(spellings, str(value)))
+
+    def tens(first: int, names: str, units: dict[int, list[str]],
+             joins: tuple[str, ...]) -> None:
+        for n, name in enumerate(names.split()):
+            value = (first + n) * 10
+            add(value, name)
+            for unit, words in units.items():
+                add(value + unit, *(name + join + word for word in words for join in joins))
+
+    english = {n: [w] for n, w in enumerate(
+        "one two three four five six seven eight nine".split(), start=1)}
+    for n, word in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+                             "eighteen nineteen".split()):
+        add(10 + n, word)
+    tens(2, "twenty thirty forty fifty sixty seventy eighty ninety", english, ("",))
+    # de: einundzwanzig, zweiunddreißig (ß or ss; ü as u, as the canonical form reads it)
+    for n, word in enumerate("zehn elf zwolf dreizehn vierzehn funfzehn sechzehn siebzehn "
+                             "achtzehn neunzehn".split()):
+        add(10 + n, word)
+    german_units = "ein zwei drei vier funf sechs sieben acht neun".split()
+    for n, name in enumerate("zwanzig dreissig vierzig funfzig sechzig siebzig achtzig "
+                             "neunzig".split(), start=2):
+        for spelling in {name, name.replace("ss", "\u00df")}:
+            add(n * 10, spelling)
+            for unit, word in enumerate(german_units, start=1):
+                add(n * 10 + unit, f"{word}und{spelling}")
+    # es: once … diecinueve, veintiuno … veintinueve, treinta y cuatro
+    for n, word in enumerate("diez once doce trece catorce quince dieciseis diecisiete "
+                             "dieciocho diecinueve".split()):
+        add(10 + n, word)
+    spanish = {1: ["uno", "un", "una"], **{n: [w] for n, w in enumerate(
+        "dos tres cuatro cinco seis siete ocho nueve".split(), start=2)}}
+    add(20, "veinte")
+    for unit, words in spanish.items():
+        add(20 + unit, *("veinti" + w for w in words), *("veinte" + j + w for w in words
+                                                        for j in ("y", "")))
+    tens(3, "treinta cuarenta cincuenta sesenta setenta ochenta noventa", spanish, ("y", ""))
+    # pt: onze … dezenove (and the European forms), vinte e um
+    for n, words in enumerate(["dez", "onze", "doze", "treze", "catorze quatorze", "quinze",
+                               "dezesseis dezasseis", "dezessete dezassete", "dezoito",
+                               "dezenove dezanove"]):
+        add(10 + n, *words.split())
+    portuguese = {1: ["um", "uma"], 2: ["dois", "duas"], **{n: [w] for n, w in enumerate(
+        "tres quatro cinco seis sete oito nove".split(), start=3)}}
+    tens(2, "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa", portuguese,
+         ("e", ""))
+    # it: ventuno, ventotto (the tens' vowel elided before uno and otto), trentaquattro
+    for n, word in enumerate("dieci undici dodici tredici quattordici quindici sedici "
+                             "diciassette diciotto diciannove".split()):
+        add(10 + n, word)
+    for n, name in enumerate("venti trenta quaranta cinquanta sessanta settanta ottanta "
+                             "novanta".split(), start=2):
+        add(n * 10, name)
+        for unit, word in enumerate("uno due tre quattro cinque sei sette otto nove".split(),
+                                    start=1):
+            add(n * 10 + unit, name + word, *([name[:-1] + word] if unit in (1, 8) else []))
+    # fr: dix-sept, vingt et un, soixante-douze, quatre-vingt-dix-huit; be/ch septante,
+    # huitante, octante, nonante
+    french = "un deux trois quatre cinq six sept huit neuf".split()
+    teens = "dix onze douze treize quatorze quinze seize dixsept dixhuit dixneuf".split()
+    for n, word in enumerate(teens):
+        add(10 + n, word)
+
+    def french_tens(value: int, name: str, with_teens: bool = False) -> None:
+        add(value, name)
+        for unit, word in enumerate(french, start=1):
+            add(value + unit, name + word, *([name + "et" + word] if unit == 1 else []))
+        if with_teens:
+            for n, word in enumerate(teens):
+                add(value + 10 + n, name + word, *([name + "et" + word] if n == 1 else []))
+
+    for n, name in enumerate("vingt trente quarante cinquante".split(), start=2):
+        french_tens(n * 10, name)
+    french_tens(60, "soixante", with_teens=True)
+    for name in ("quatrevingt", "quatrevingts"):
+        french_tens(80, name, with_teens=True)
+    for value, names in ((70, "septante"), (80, "huitante octante"), (90, "nonante")):
+        for name in names.split():
+            french_tens(value, name)
+    return out
+
+
+# 10-99 said as one number (``fifty three``, ``trente-quatre``, ``vierunddreißig``):
+# consecutive words (spaces, hyphens or a connector word between them) whose letters together
+# are one of these read as its two digits.
+TWO_DIGITS = _two_digit_words()
+_CONNECTORS = frozenset(("et", "y", "e"))  # vingt et un, treinta y cuatro, vinte e um
+_MERGED = 7  # the most tokens one such number takes (quatre - vingt - dix - sept)
 _REPEATS = {**dict.fromkeys("double doble duplo doppel doppio dubbel".split(), 2),
             **dict.fromkeys("triple treble triplo dreifach triplo trippel".split(), 3)}
 _HUNDRED = "hundred"
 _PLUS = "plus mas mais piu"  # (the canonical form has no accents: más, più)
 _DASH_WORDS = "dash|hyphen|guion|tiret|strich|trattino|streepje"
-# Every word a run may hold (the words and the digit count of a run decide whether it is read).
-NUMBER_WORDS = frozenset((*DIGITS, *_TEENS, *_TENS, *_REPEATS, _HUNDRED))
+# Every word a run may hold (the words and the digit count of a run decide whether it is read):
+# the parts of the two-digit numbers too (quatre, vingt, dix of quatre-vingt-dix).
+NUMBER_WORDS = frozenset((*DIGITS, *TWO_DIGITS, *_REPEATS, _HUNDRED, "vingts"))
 _WORD = "|".join(sorted(NUMBER_WORDS, key=lambda w: (-len(w), w)))
-_TOKEN = rf"(?:(?:{_WORD})\b|\d+\b)"
-_SEPARATOR = rf"(?:\s*[-,./]\s*|\s+(?:{_DASH_WORDS})\s+|\s+)"
-RUN = rf"\b(?:(?:{_PLUS.replace(' ', '|')})\s+)?{_TOKEN}(?:{_SEPARATOR}{_TOKEN})+"
+# Digit words written together (fouronefive): three or more, of three letters or more (or
+# "oh"), so that no word of any language is read as digits.
+_GLUED_WORDS = sorted((w for w in DIGITS if len(w) >= 3 or w == "oh"), key=lambda w: (-len(w), w))
+_GLUED = rf"(?:{'|'.join(_GLUED_WORDS)}){{3,}}"
+_TOKEN = rf"(?:(?:{_WORD})\b|\d+\b|{_GLUED}\b)"
+_GLUED_WHOLE = re.compile(_GLUED)
+_GLUED_PART = re.compile("|".join(_GLUED_WORDS))
+_GLUED_STARTS = frozenset(w[:3] for w in _GLUED_WORDS)
+_INSIDE = frozenset(("-", *_CONNECTORS))  # what may stand inside a two-digit number
+_SEPARATOR = (rf"(?:\s*[-,./]\s*|\s+(?:{_DASH_WORDS})\s+|\s+(?:{'|'.join(_CONNECTORS)})\s+"
+              r"|\s+)")
+RUN = (rf"\b(?:(?:{_PLUS.replace(' ', '|')})\s+)?(?:{_TOKEN}(?:{_SEPARATOR}{_TOKEN})+"
+       rf"|{_GLUED}\b)")  # (a glued word alone is a run too)
 # A run's pieces, once RE2 has found it, by str methods (the RE2 module's findall costs
 # ~30 µs a match: 13 s for a megabyte of "one one …"): the written separators spaced out.
 _SPACED = str.maketrans({c: f" {c} " for c in "-,./"})
@@ -62,6 +175,7 @@ _SEPARATORS = frozenset(("-", ",", ".", "/", *_DASH_WORDS.split("|")))
 _PLUS_WORDS = frozenset(_PLUS.split())
 _OPTIONS = re2.Options()
 _OPTIONS.case_sensitive = False
+_OPTIONS.max_mem = 64 << 20  # the DFA of ~900 words (8 MB, RE2's default, is too little)
 _RUNS = re2.compile(RUN, _OPTIONS)
 # A run of digits alone after a "plus" counts from this many digits (an international number).
 _PLUS_DIGITS = 10
@@ -70,47 +184,72 @@ _PLUS_DIGITS = 10
 _MAX_RUN_CHARS = 400
 # A run counts from this many number words.
 _MIN_WORDS = 3
+_GLUED_CHARS = 6  # the shortest digit words written together (three of "oh", "one", …)
 _NO_DIGITS = str.maketrans("", "", "0123456789")
+
+
+def _merged(tokens: list[str]) -> Iterator[tuple[str, int]]:
+    """``tokens`` with each two-digit number said in words as one token, its letters alone
+    (``trente - quatre`` → ``trentequatre``, ``vingt et un`` → ``vingtetun``; the longest
+    first: ``quatre vingt dix`` is 90, not 4 20 10), each with the number words it took."""
+    i = 0
+    while i < len(tokens):
+        for length in range(min(_MERGED, len(tokens) - i), 1, -1):
+            piece = tokens[i:i + length]
+            if piece[-1] in _INSIDE or not all(t in NUMBER_WORDS or t in _INSIDE
+                                               for t in piece):
+                continue
+            key = "".join(t for t in piece if t != "-")
+            if key in TWO_DIGITS:
+                yield key, sum(t not in _INSIDE for t in piece)
+                i += length
+                break
+        else:
+            yield tokens[i], 1
+            i += 1
+
+
+def glued(token: str) -> str | None:
+    """The digits of digit words written together (``fouronefive`` → ``415``), or None."""
+    if token[:3] not in _GLUED_STARTS and token[:2] != "oh":
+        return None
+    if _GLUED_WHOLE.fullmatch(token) is None:
+        return None
+    return "".join(DIGITS[word] for word in _GLUED_PART.findall(token))
 
 
 def _read(run: str) -> tuple[str, int]:
     """A run as digits (module docstring), and how many number words it held."""
     out: list[str] = []
-    words, repeat, tens = 0, 1, ""  # tens: a tens word waiting for its unit
+    words, repeat = 0, 1
     joined = written = False  # spaces alone before this token; the last one was digits
-    for token in run.lower().translate(_SPACED).split():
-        if token in _SEPARATORS:
+    for token, said_in in _merged(run.lower().translate(_SPACED).split()):
+        if token in _SEPARATORS or token in _CONNECTORS:
             joined = False
             continue
         if token in _PLUS_WORDS:
             out.append("+")
             continue
-        unit = DIGITS.get(token)
-        if tens:
-            out.append(tens + (unit if joined and unit not in (None, "0") else "0"))
-            tens = ""
-            if out[-1][-1] != "0":  # the unit was this token
-                words += 1
-                joined, written = True, False
-                continue
         if out and out[-1] != "+" and (not joined or (written and token.isdigit())):
             out.append(" ")
         joined, written = True, token.isdigit()
         if written:
             out.append(token)
             continue
-        words += 1
+        said = TWO_DIGITS.get(token) or DIGITS.get(token)
+        if said is None and token not in _REPEATS and token != _HUNDRED:
+            said = glued(token) or ""
+            words += len(said)
+            out.append(said)
+            continue
+        words += said_in
         if token in _REPEATS:
             repeat = _REPEATS[token]
-        elif token in _TENS:
-            tens = _TENS[token]
         elif token == _HUNDRED:
             out.append("00" if out and out[-1][-1:].isdigit() else "100")
         else:
-            out.append((_TEENS.get(token) or unit or "") * repeat)
+            out.append(said * repeat)
             repeat = 1
-    if tens:
-        out.append(tens + "0")
     return "".join(out), words
 
 
@@ -120,7 +259,8 @@ def worth_reading(lower: str) -> bool:
     RE2 (~50 µs)."""
     words = lower.replace(",", " ").replace("-", " ").replace(".", " ").replace("/", " ").split()
     return (sum(map(NUMBER_WORDS.__contains__, words)) >= _MIN_WORDS
-            or not _PLUS_WORDS.isdisjoint(words))
+            or not _PLUS_WORDS.isdisjoint(words)
+            or any(len(w) >= _GLUED_CHARS and glued(w) for w in words))
 
 
 def spoken(text: str) -> tuple[str, int]:
@@ -140,3 +280,42 @@ def spoken(text: str) -> tuple[str, int]:
     if not most:
         return text, 0
     return "".join(pieces) + text[last:], most
+
+
+# Digits written one at a time (4 1 5 3 9 2 7 7 0 1, 4-1-5-3-…, 4 - 1 - 5 …): seven single
+# digits or more, each apart from the next by spaces or one of - . , / (a separator between
+# each pair: 1.2.3. is the canonical form's already).
+_ONE_BY_ONE = re.compile(r"(?<![\w.,/-])\d(?:(?:\s*[-.,/]\s*|\s+)\d(?!\w)){6,}(?![.,/-]?\d)")
+# … found first by RE2 (a DFA: ~1 µs for 200 characters, where the regex above costs ~9 µs),
+# which has no lookarounds: a superset of those runs.
+_ONE_BY_ONE_HINT = re2.compile(r"(?:^|[^\w.,/-])\d(?:(?:\s*[-.,/]\s*|\s+)\d\b){6}")
+
+
+def _counting(digits: str) -> bool:
+    """Whether ``digits`` count up or down by one (1 2 3 4 5 6 7 8 9: a counting book, a
+    size chart), which nobody's number does."""
+    steps = {int(b) - int(a) for a, b in zip(digits, digits[1:], strict=False)}
+    return steps in ({1}, {-1})
+
+
+def one_by_one(text: str) -> tuple[str, int]:
+    """``text`` with each run of digits written one at a time as one number (``_ONE_BY_ONE``;
+    not a count up or down), and the most digits one such run holds (0: none; ``text`` is
+    returned as it is)."""
+    if not _ONE_BY_ONE_HINT.search(text):
+        return text, 0
+    most = 0
+
+    def joined(match: re.Match[str]) -> str:
+        nonlocal most
+        digits = match.group().translate(_ONLY_DIGITS)
+        if _counting(digits):
+            return match.group()
+        most = max(most, len(digits))
+        return digits
+
+    out = _ONE_BY_ONE.sub(joined, text)
+    return (out, most) if most else (text, 0)
+
+
+_ONLY_DIGITS = str.maketrans("", "", " \t-.,/")

@@ -9,7 +9,7 @@ import time
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collector.outcomes import normalize_query
@@ -713,3 +713,154 @@ def test_a_detector_that_fails_withholds_the_text_and_never_raises(monkeypatch, 
     monkeypatch.setattr(detectors, "_reason", broken)
     assert detectors.reason("any query") == pd.UNREADABLE  # withheld: fail closed
     assert "a personal-data detector failed" in caplog.text
+
+
+# What the second held-out attack left (issue 35): each kind as a family of variants, each
+# withheld (by its own reason, or a sharper one a random number happens to pass: a Luhn-valid
+# SIN, an IBAN's mod 97, an address).
+
+
+def _not_counting(digits: str) -> bool:
+    steps = {int(b) - int(a) for a, b in zip(digits, digits[1:], strict=False)}
+    return steps not in ({1}, {-1})
+
+
+@settings(max_examples=40)
+@given(st.integers(7, 12).flatmap(lambda n: st.text("0123456789", min_size=n, max_size=n))
+       .filter(_not_counting), st.data())
+def test_digits_written_one_at_a_time_are_a_number(digits, data):
+    gaps = [data.draw(st.sampled_from([" ", "-", " - ", "  ", ", ", "/"])) for _ in digits[1:]]
+    text = digits[0] + "".join(g + d for g, d in zip(gaps, digits[1:], strict=True))
+    before = data.draw(st.sampled_from(["", "call ", "my number ", "num "]))
+    assert DETECTORS.reason(normalize_query(before + text)) is not None
+
+
+@settings(max_examples=30)
+@given(st.sampled_from(["my social is ", "social: ", "social # ", "my social ", "social no. ",
+                        "Social number "]),
+       st.integers(1, 665).filter(lambda a: a != 666), st.integers(1, 99),
+       st.integers(1, 9999), st.sampled_from(["", "-", " "]))
+def test_nine_digits_after_social_alone_are_an_ssn(before, area, group, serial, sep):
+    text = f"{before}{area:03}{sep}{group:02}{sep}{serial:04}"
+    assert DETECTORS.reason(normalize_query(text)) == pd.US_SSN
+
+
+@settings(max_examples=40)
+@given(st.sampled_from(["tel", "Tel", "TEL", "tel:", "tel.", "phone", "phone:", "ph#", "mob",
+                        "whatsapp", "telefono:", "handy:", "call me at ", "llámame al ",
+                        "appelle-moi au ", "ruf mich an unter ", "chiamami al ",
+                        "me liga no ", "bel me op ", "ring mig på ", "zadzwoń pod ",
+                        "teléfono no. ", "mi número es "]),
+       st.sampled_from(["", "+44"]),
+       st.lists(st.text("0123456789", min_size=3, max_size=4), min_size=3, max_size=3),
+       st.sampled_from(["", " ", "-", "."]))
+def test_a_number_after_the_words_people_write_before_it_is_a_phone_number(
+        word, plus, groups, sep):
+    text = f"{word}{plus}{sep.join(groups)}"
+    assert DETECTORS.reason(normalize_query(text)) is not None
+
+
+@settings(max_examples=40)
+@given(st.lists(_NAME, min_size=1, max_size=2),
+       st.sampled_from(["at the rate", "at the rate of", "at d rate", "at symbol", "at sign",
+                        "at-sign", "at mark", "ⓐ", "at"]),
+       st.sampled_from(["gmail", "g mail", "hotmail", "hot mail", "google mail"]),
+       st.sampled_from([".com", " dot com", "[dot]com", " punto com", ""]))
+def test_spelled_at_signs_and_providers_in_two_words_are_an_e_mail(local, at, provider, tld):
+    if at == "ⓐ" and not tld:
+        tld = ".com"  # (a lone "a" counts before a provider's domain)
+    text = f"{'.'.join(local)} {at} {provider}{tld}"
+    assert DETECTORS.reason(normalize_query(text)) == pd.OBFUSCATED_EMAIL
+
+
+@settings(max_examples=30)
+@given(st.lists(st.integers(0, 255), min_size=4, max_size=4),
+       st.sampled_from(["[dot]", " [dot] ", "(dot)", "{punkt}", " dot ", " punto ", "<.>"]))
+def test_an_ipv4_address_with_a_dot_said_between_its_numbers_is_found(octets, dot):
+    assert DETECTORS.reason(normalize_query(dot.join(map(str, octets)))) == pd.IP_ADDRESS
+
+
+_PAIRS = {  # 0-99 said in words, per language (the tens and teens of each)
+    "fr": ["zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf",
+           "dix", "onze", "douze", "treize", "quatorze", "quinze", "seize", "dix-sept",
+           "dix-huit", "dix-neuf", "vingt", "vingt et un", "vingt-deux", "trente-quatre",
+           "quarante-cinq", "cinquante-six", "soixante-sept", "soixante-dix",
+           "soixante et onze", "soixante-dix-huit", "quatre-vingts", "quatre-vingt-un",
+           "quatre-vingt-dix", "quatre-vingt-dix-neuf", "septante-trois", "nonante-deux"],
+    "es": ["cero", "dieciséis", "once", "doce", "quince", "veinte", "veintiuno", "veintidós",
+           "treinta y cuatro", "cuarenta y cinco", "cincuenta y seis", "setenta y ocho",
+           "ochenta", "noventa y nueve"],
+    "de": ["null", "zehn", "elf", "zwölf", "dreizehn", "siebzehn", "zwanzig",
+           "einundzwanzig", "zweiunddreißig", "dreiunddreissig", "vierundvierzig",
+           "fünfundfünfzig", "achtundsiebzig", "neunundneunzig"],
+    "it": ["zero", "dieci", "undici", "dodici", "diciassette", "venti", "ventuno", "ventotto",
+           "trentaquattro", "quarantacinque", "cinquantasei", "settantotto", "novantanove"],
+    "pt": ["zero", "onze", "doze", "catorze", "dezesseis", "dezoito", "vinte", "vinte e um",
+           "trinta e quatro", "quarenta e cinco", "cinquenta e seis", "setenta e oito",
+           "noventa e nove"],
+}
+
+
+@settings(max_examples=40)
+@given(st.sampled_from(sorted(_PAIRS)), st.data())
+def test_a_phone_said_in_pairs_in_each_language_is_a_phone_number(language, data):
+    words = data.draw(st.lists(st.sampled_from(_PAIRS[language][1:]), min_size=4, max_size=5))
+    text = " ".join([_PAIRS[language][0], "six", *words] if language == "fr" else
+                    [_PAIRS[language][0], *words])
+    if sum(2 if len(w) > 5 else 1 for w in words) < 6:
+        return  # (fewer than seven digits said: not a phone's length)
+    assert DETECTORS.reason(normalize_query(text)) is not None
+
+
+@settings(max_examples=30)
+@given(st.integers(7, 11).flatmap(lambda n: st.text("0123456789", min_size=n, max_size=n)),
+       st.sampled_from(["", "call me ", "llámame al "]))
+def test_digit_words_written_together_are_read(digits, before):
+    words = ["zero one two three four five six seven eight nine".split()[int(d)]
+             for d in digits]
+    assert DETECTORS.reason(normalize_query(before + "".join(words))) is not None
+
+
+THIRD_ATTACK = [
+    ("4 1 5 3 9 2 7 7 0 1", pd.PHONE_NUMBER),
+    ("my social is 670365114", pd.US_SSN),
+    ("tel07700900237", pd.PHONE_NUMBER),
+    ("araminta at the rate gmail.com", pd.OBFUSCATED_EMAIL),
+    ("araminta at symbol gmail dot com", pd.OBFUSCATED_EMAIL),
+    ("araminta at g mail dot com", pd.OBFUSCATED_EMAIL),
+    ("araminta ⓐ gmail.com", pd.OBFUSCATED_EMAIL),
+    ("151[dot]101[dot]65[dot]140", pd.IP_ADDRESS),
+    ("zéro six douze trente-quatre cinquante-six soixante-dix-huit", pd.PHONE_NUMBER),
+    ("llámame al seis uno dos, tres cuatro cinco, seis siete nueve", pd.PHONE_NUMBER),
+    ("fouronefiveeightsixseventhreezeroninenine", pd.PHONE_NUMBER),
+    ("cero seis doce treinta y cuatro cincuenta y seis setenta y ocho", pd.PHONE_NUMBER),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), THIRD_ATTACK)
+def test_what_the_second_attack_left_is_read(text, reason):
+    assert DETECTORS.reason(normalize_query(text)) == reason
+
+
+# Product queries near the new rules: none is withheld (docs/privacy.md, "Decided").
+NEAR_THE_NEW_RULES = [
+    "1 2 3 magic", "size 10 12", "size 10 12 14", "iphone 15 pro max 256", "at the rate of 5%",
+    "interest at the rate of 5%", "loan at the rate of 8.5 percent",
+    "numbers 1 2 3 4 5 6 7 8 9 10 poster", "countdown 9 8 7 6 5 4 3 2 1",
+    "shoe sizes 5 6 7 8 9 10 11 12", "kids 4 5 6 128 134", "dice set 4 6 8 10 12 20",
+    "ps 5 4 3 2", "1 1 2 3 5 8 13 fibonacci", "lotto 3 7 12 19 25 33", "phone 15 pro max 256",
+    "phone 13 128 256 512", "phone13 128 256", "celular 64 128 256", "social media 2024",
+    "social distancing 6 feet", "create a gmail account", "call of duty 4 5 6",
+    "tel aviv 2024 hotel", "dolby 7 point 1 point 4", "5 point 1 surround 2 point 0",
+    "fouronefive", "once upon a time one two", "elf on the shelf 2024", "dix pour cent",
+    "treinta y cuatro", "vingt et un jeux", "sei pezzi", "zwölf monate kalender",
+    "quatre-vingt-dix jours", "tresen holz", "seventy seven eighty eight", "windows 10 11",
+    "final fantasy \u2166 \u2167 \u2168 \u2169", "chapter iv v vi vii viii ix x",
+    "\u2163 \u2160 \u2164 \u2162 \u2168 \u2161 \u2166 \u2166",  # Roman numerals: letters
+    "storage 128 256 512 gb", "rtx 3060 3070 3080",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_THE_NEW_RULES)
+def test_product_queries_near_the_new_rules_stay_visible(text):
+    assert DETECTORS.reason(normalize_query(text)) is None
