@@ -45,6 +45,15 @@ NEEDLES = {
     "phone_spoken_plus": ("plus 44 20 7946 0958", "phone_number"),
     "phone_bracketed": ("(415)8675301", "phone_number"),
     "ipv6": ("router fe80::1ff:fe23:4567:890a", "ip_address"),
+    # what the second held-out attack left
+    "phone_one_by_one": ("4 1 5 3 9 2 7 7 0 1", "phone_number"),
+    "ssn_social": ("my social is 670365114", "us_ssn"),
+    "phone_glued_keyword": ("tel07700900237", "phone_number"),
+    "email_at_the_rate": ("araminta at the rate gmail dot com", "obfuscated_email"),
+    "ip_said_dot": ("151[dot]101[dot]65[dot]140", "ip_address"),
+    "phone_spoken_fr_pairs": ("zéro six douze trente-quatre cinquante-six soixante-dix-huit",
+                              "phone_number"),
+    "phone_spoken_glued": ("fouronefiveeightsixseventhreezeroninenine", "phone_number"),
 }
 
 # Characters a person does not see: format characters (Cf: zero-width space, joiners, soft

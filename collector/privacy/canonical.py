@@ -19,6 +19,8 @@ stays the text as normalized (collector/outcomes.py ``normalize_query``), or is 
   Ethiopic ፬, counting rods …) as that digit — the enclosed and circled numbers above nine
   (⑫ ⑽ ⒓ ⓬ ❿ ㉑) as their digits, without the brackets or the stop, so that ``⑴⑵⑶-⑷⑸-⑹⑺⑻⑼``
   reads ``123-45-6789``; the numerals that multiply (十 百 千 万, Tamil ௰) stay what they are;
+* a dot said as a word between two digits, bracketed or spaced (``151[dot]101[dot]65[dot]140``,
+  ``10 punkt 0``), as ``.``;
 * separators unified: every dash and minus sign as ``-``, every space (Zs, and the whitespace
   controls) as one ``' '``, the dots, slashes, commas and colons of other scripts (ideographic
   full stop, Arabic decimal and thousands separators, fraction slash; ratio ∶, modifier letter
@@ -30,9 +32,8 @@ between two digits (punctuation, symbols, invisible characters, spaces around th
 not one of the usual separators (a ``-``, a ``.`` or a space) becomes one ``:``, a separator
 the number detectors accept: ``4148|5253|8885|3930``, ``83[.]145[.]201[.]17``,
 ``501/22/3344`` and ``590\u200b88\u200b3012`` (a zero-width space *between* digits) read as
-numbers with a separator, and a dot said as a word between two digits, bracketed or spaced
-(``151[dot]101[dot]65[dot]140``, ``10 punkt 0``), as ``.``; the check digits (Luhn, mod 97,
-an SSN's area) keep product codes visible. The canonical form is read first, so the loose
+numbers with a separator; the check digits (Luhn, mod 97, an SSN's area) keep product codes
+visible. The canonical form is read first, so the loose
 form only ever withholds more.
 
 The table covers the code points that carry such characters (planes 0, 1 and 14; the numerals
@@ -178,8 +179,8 @@ def _marked(text: str) -> str:
 def canonical(text: str) -> str:
     """``text`` as the detectors read it (module docstring); idempotent."""
     if text.isascii() and text.isprintable():
-        return _written_out(" ".join(text.split()) if "  " in text else text)
-    return _written_out(" ".join(_marked(text).replace(_MARK, "").split()))
+        return _dots_said(_written_out(" ".join(text.split()) if "  " in text else text))
+    return _dots_said(_written_out(" ".join(_marked(text).replace(_MARK, "").split())))
 
 
 def _separator(run: re.Match[str]) -> str:
@@ -207,11 +208,12 @@ _DOT_WORD = re.compile(rf"(?<=\d)(?:\s*[\[({{<]\s*(?:{_DOT_WORDS})\s*[\])}}>]\s*
 def _dots_said(text: str) -> str:
     """``text`` with its dot words between digits as ``.`` (``_DOT_WORD``)."""
     lower = text.lower()
-    if not any(word in lower for word in ("dot", "d0t", "pun", "pon", "kropka", "point")):
+    if _ASCII_DIGITS.isdisjoint(text) or not any(
+            word in lower for word in ("dot", "d0t", "pun", "pon", "kropka", "point")):
         return text  # (most texts: C-level tests, no regex)
     return _DOT_WORD.sub(".", text)
 
 
 def loose(text: str) -> str:
     """``text`` as the number detectors also read it (module docstring)."""
-    return " ".join(_RUN.sub(_separator, _dots_said(_written_out(_marked(text)))).split())
+    return " ".join(_RUN.sub(_separator, _written_out(_marked(text))).split())
