@@ -132,8 +132,8 @@ def _two_digit_words() -> dict[str, str]:
     for n, name in enumerate("vingt trente quarante cinquante".split(), start=2):
         french_tens(n * 10, name)
     french_tens(60, "soixante", with_teens=True)
-    for name in ("quatrevingt", "quatrevingts"):
-        french_tens(80, name, with_teens=True)
+    french_tens(80, "quatrevingt", with_teens=True)
+    add(80, "quatrevingts")  # (the s only when nothing follows: quatre-vingts treize is 80 13)
     for value, names in ((70, "septante"), (80, "huitante octante"), (90, "nonante")):
         for name in names.split():
             french_tens(value, name)
