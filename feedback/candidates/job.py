@@ -209,6 +209,9 @@ def _read_inputs(config: Config, request: FeedbackRequest) -> _Inputs:
         topics=topics, topic_applications=(read_topic_applications(request.topic_applications)
                                            if request.topic_applications else {})),
         config["judgments.max_grade"])
+    refusal = judgments.refusal()  # graded on another scale: every exclusion would be misread
+    if refusal is not None:
+        raise FeedbackError(f"--judgments: {refusal}")
     curves = _curves(config, request.examination or config["clicks.examination_file"])
     return _Inputs(judgments, judgments.judgment_set().judged_queries(), runs, curves)
 

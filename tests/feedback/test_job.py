@@ -238,6 +238,23 @@ def test_same_seed_same_files_other_seed_other_calibration(simulation, tmp_path,
         c[c["selected_as"] == "calibration"]["query"])
 
 
+def test_judgments_above_the_scale_refuse_the_job_before_any_output(simulation, tmp_path,
+                                                                    capsys, caplog):
+    """A grade above ``judgments.max_grade`` is bad input (as for ``evaluate`` and ``judgments
+    agreement``): the job exits 3 naming the file, the row and the key, and writes nothing."""
+    _, _, store = simulation
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("t1 0 d1 2\nt1 0 d2 7\n")
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("t1\ttent\n")
+    out = tmp_path / "out"
+    assert main(["feedback", "--store", store, "--since", "2026-01-01", "--out", str(out),
+                 "--judgments", str(qrels), "--topics", str(topics)]) == EXIT_INPUT
+    assert f"--judgments: 1 grade above the scale 0..3 (judgments.max_grade), first {qrels} " \
+           "judgment 2 ('tent', d2): 7" in caplog.text
+    assert not out.exists() or not any(out.iterdir())
+
+
 def test_postgresql_store_gives_the_same_files(simulation, postgres_database, tmp_path,
                                                capsys):
     _, log, sqlite_store = simulation
