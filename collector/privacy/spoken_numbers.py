@@ -191,7 +191,8 @@ _NO_DIGITS = str.maketrans("", "", "0123456789")
 def _merged(tokens: list[str]) -> Iterator[tuple[str, int]]:
     """``tokens`` with each two-digit number said in words as one token, its letters alone
     (``trente - quatre`` → ``trentequatre``, ``vingt et un`` → ``vingtetun``; the longest
-    first: ``quatre vingt dix`` is 90, not 4 20 10), each with the number words it took."""
+    first: ``quatre vingt dix`` is 90, not 4 20 10; never digit words alone, which say one
+    digit each: ``eight een`` is 8 1), each with the number words it took."""
     i = 0
     while i < len(tokens):
         for length in range(min(_MERGED, len(tokens) - i), 1, -1):
@@ -199,6 +200,8 @@ def _merged(tokens: list[str]) -> Iterator[tuple[str, int]]:
             if piece[-1] in _INSIDE or not all(t in NUMBER_WORDS or t in _INSIDE
                                                for t in piece):
                 continue
+            if all(t in DIGITS or t in _INSIDE for t in piece):  # digits said one by one:
+                continue  # Dutch "eight een" is 8 1, not "eighteen"
             key = "".join(t for t in piece if t != "-")
             if key in TWO_DIGITS:
                 yield key, sum(t not in _INSIDE for t in piece)
