@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -165,10 +166,30 @@ _EMAILS = (
 
 
 # -- numbers with check digits -------------------------------------------------------------
+def _counts_by_one(match: re2._Match) -> bool:
+    """Whether the run of digit groups ``match`` lies in is three groups or more, each one more
+    (or one less) than the one before: years, sizes or set numbers listed, which no card or
+    account number is. The whole run: the detector's match may be a part of a longer list."""
+    text, start, end = match.string, match.start(), match.end()
+    while start and (text[start - 1].isdigit() or text[start - 1] in _LIST_SEPARATORS):
+        start -= 1
+    while end < len(text) and (text[end].isdigit() or text[end] in _LIST_SEPARATORS):
+        end += 1
+    groups = [int(g) for g in re.findall(r"\d+", text[start:end])]
+    steps = {b - a for a, b in zip(groups, groups[1:], strict=False)}
+    return len(groups) >= 3 and steps in ({1}, {-1})
+
+
+_LIST_SEPARATORS = frozenset(" -_.,/:")
+
+
 def _card_or_long_number(match: re2._Match) -> bool | str:
     """13-19 digits, Luhn-valid; 13 and 14 digits are also GTIN lengths (EAN-13, ISBN-13,
     GTIN-14): a valid GTIN there is a product. Any other run of 15 or more digits is an
-    account, customer or id number (GTIN-14 and shorter product codes stay below it)."""
+    account, customer or id number (GTIN-14 and shorter product codes stay below it). Groups
+    that count up or down by one are a list, not a number (``2019 2020 2021 2022``)."""
+    if _counts_by_one(match):
+        return False
     digits = _digits(match.group())
     if check_digits.luhn(digits) and not (len(digits) <= 14 and check_digits.gtin(digits)):
         return True
@@ -263,9 +284,10 @@ _NATIONAL_IDS = (
     Detector(NATIONAL_ID, r"\b((?:19|20)?\d{6})[-+](\d{4})\b", _nordic, 10),
     # IT codice fiscale RSSMRA85T10A562S: its shape is its own
     Detector(NATIONAL_ID, r"\b[a-z]{6}\d{2}[abcdehlmprst]\d{2}[a-z]\d{3}[a-z]\b", None, 7),
-    # IN Aadhaar 2345 6789 0124 (Verhoeff; spaced: a bare 12 digits is a UPC-A)
+    # IN Aadhaar 2345 6789 0124 (Verhoeff; spaced: a bare 12 digits is a UPC-A; years
+    # listed are none)
     Detector(NATIONAL_ID, r"\b[2-9]\d{3}\s\d{4}\s\d{4}\b",
-             lambda m: check_digits.verhoeff(_digits(m.group())), 12),
+             lambda m: not _counts_by_one(m) and check_digits.verhoeff(_digits(m.group())), 12),
     # CA social insurance number 046 454 286 (Luhn)
     Detector(NATIONAL_ID, r"\b[0-79]\d{2}[\s-]\d{3}[\s-]\d{3}\b",
              lambda m: check_digits.luhn(_digits(m.group())), 9),

@@ -350,6 +350,15 @@ def test_product_codes_prices_sizes_years_and_model_numbers_survive(text):
     assert DETECTORS.reason(text) is None
 
 
+@given(st.integers(1000, 2999), st.integers(3, 9), st.sampled_from([1, -1]),
+       st.sampled_from(["", "calendar ", "tax forms "]))
+def test_years_listed_stay_visible(start, count, step, before):
+    """Years listed (``2019 2020 2021 2022``: 16 digits joined) are no card, account or
+    identity number."""
+    assert DETECTORS.reason(before + " ".join(str(start + i * step) for i in range(count))) \
+        is None
+
+
 def test_check_digits_custom_patterns_and_length():
     assert check_digits.luhn("4111111111111111") and not check_digits.luhn("4111111111111112")
     assert check_digits.gtin("4006381333931") and not check_digits.gtin("4006381333932")
