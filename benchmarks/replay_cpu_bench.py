@@ -10,10 +10,17 @@ machine. Which checkout goes first alternates by round (the second of a pair run
 Reported: each round's seconds and ratio (this ÷ the other), and their medians.
 
 ``--instructions``: instead, the instructions each checkout executes (valgrind's callgrind,
-``Ir``; ``PYTHONHASHSEED=0``) to replay the log, less those of replaying its first record alone
-(the start-up, reported apart; an empty log is refused, exit 3): a count that does not move
-with the machine's load, for a log of tens of thousands of records (callgrind runs ~50× slower).
-One round is enough.
+``Ir``) to replay the log, less those of replaying its first record alone (the start-up,
+reported apart; an empty log is refused, exit 3): a count that does not move with the
+machine's load, for a log of tens of thousands of records (callgrind runs ~50× slower). One
+round is enough: two runs of one checkout differ by a few thousand instructions in billions,
+because everything that made them differ is held still — the hash seed (``PYTHONHASHSEED=0``);
+OpenBLAS's thread pool, which numpy starts at import and whose spinning threads callgrind
+counts in proportion to the run's wall time (one thread: no pool); the privacy scan's time
+budget per release (unbounded here: how many texts it reads must not depend on how fast the
+machine is); and every path, the working directory's included (each checkout's packages are
+copied in turn to one fixed directory; address-space randomization off with ``setarch -R``).
+Without the last three, one checkout read 1.7 % apart from itself.
 """
 
 from __future__ import annotations
@@ -45,33 +52,53 @@ def cpu_of_replay(tree: Path, log: Path) -> float:
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+# What would make two runs of one checkout execute different instructions (module docstring).
+_STILL = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+_UNBOUNDED_SCAN = ("--set", "privacy.scan_budget_ms=3600000")
+_PACKAGES = ("collector", "feedback")
+
+
 def instructions_of_replay(tree: Path, log: Path) -> int:
     """Instructions one replay of ``log`` by the checkout at ``tree`` executes (callgrind)."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         sys.exit("--instructions needs valgrind (Debian: apt-get install valgrind)")
-    done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           sys.executable, "-c", _REPLAY, "replay", str(log)], cwd=tree,
+    fixed_layout = ["setarch", "-R"] if shutil.which("setarch") else []
+    done = subprocess.run([*fixed_layout, valgrind, "--tool=callgrind",
+                           "--callgrind-out-file=/dev/null", sys.executable, "-c", _REPLAY,
+                           "replay", *_UNBOUNDED_SCAN, str(log)], cwd=tree,
                           check=True, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"})
+                          env={**os.environ, **_STILL, "PYTHONPATH": str(tree)})
     return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
+
+
+def _at_one_path(tree: Path) -> Path:
+    """The checkout's packages copied to the one directory every checkout is measured from
+    (its bytecode written first, so no measured run counts a compile)."""
+    place = Path(tempfile.gettempdir()) / "searchpulse-instructions"
+    shutil.rmtree(place, ignore_errors=True)
+    for package in _PACKAGES:
+        shutil.copytree(tree / package, place / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return place
 
 
 def instructions(trees: dict[str, Path], log: Path) -> dict[str, object]:
     """Each checkout's start-up (the log's first record alone) and per-log instructions, and
     their ratio."""
-    with tempfile.NamedTemporaryFile(suffix=".jsonl") as empty:
+    start: dict[str, int] = {}
+    work: dict[str, int] = {}
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as first:
         with open(log, "rb") as handle:
-            empty.write(handle.readline())
-        empty.flush()
-        for tree in trees.values():  # bytecode written first: no run counts a compile
-            subprocess.run([sys.executable, "-c", _REPLAY, "replay", empty.name], cwd=tree,
-                           check=True, env={**os.environ, "PYTHONPATH": str(tree)},
+            first.write(handle.readline())
+        first.flush()
+        for name, tree in trees.items():
+            place = _at_one_path(tree)
+            subprocess.run([sys.executable, "-c", _REPLAY, "replay", first.name], cwd=place,
+                           check=True, env={**os.environ, "PYTHONPATH": str(place)},
                            capture_output=True)
-        start = {name: instructions_of_replay(tree, Path(empty.name))
-                 for name, tree in trees.items()}
-    work = {name: instructions_of_replay(tree, log) - start[name]
-            for name, tree in trees.items()}
+            start[name] = instructions_of_replay(place, Path(first.name))
+            work[name] = instructions_of_replay(place, log) - start[name]
     return {"log": str(log), "start_up": start, "replay": work,
             "replay_ratio": round(work["this"] / work["against"], 4),
             "start_up_ratio": round(start["this"] / start["against"], 4)}
