@@ -235,11 +235,12 @@ class Sessionizer:
 
     # -- a search counted, at its decision ---------------------------------------------------
     def _count(self, search: Search, record: WireRecord, flags: int) -> None:
-        """An intent of a person, counted at its decision: in its series with its result count
-        (_results) and latency (_latency); unless it is untracked (its application's events
-        stopped: sessions/tracking.py), in its unit bucket (_unit) and store row (_stored) with
-        the exposures it received before (_exposure), and with its outcome (_abandoned); and
-        its reformulation of the intent before it."""
+        """An intent of a person, counted at its decision: in its series with what it returned
+        (_results) and its latency; unless it is untracked (its application's events stopped:
+        sessions/tracking.py), in its client's unit bucket (_unit) and its store row (_stored)
+        with the exposures it received before (_exposure), and with its outcome (_abandoned);
+        and its reformulation of the intent before it. The hot path: one call per search,
+        the steps only a few searches take left to their own methods."""
         attrs = record.query_attributes
         series = search.series = self.table.get(
             record.application, attrs.variant if attrs is not None else None,
@@ -248,15 +249,37 @@ class Sessionizer:
         hits = record.query_response_hit_ids
         if hits is None:
             hits = record.query_response_objects_ids
-        scored = self._results(record, attrs, series, search, hits)
-        latency = self._latency(attrs, series) if attrs is not None else None
+        scored = None
+        if flags & ZERO_RESULT or hits is None or self.judged is not None:
+            scored = self._results(record, attrs, series, search, hits)
+        latency = attrs.latency_ms if attrs is not None else None
+        if latency is not None:
+            if latency < 0:  # events.INVALID_LATENCY_MS: not a latency, no timing for units
+                self.stats.data_quality[acc.INVALID_LATENCY] += 1
+                latency = None
+            else:
+                series.latency.observe(latency / 1000.0)
         if not flags & (ZERO_RESULT | EARLY) and self.tracking.observe(series.application,
                                                                          flags & EVENTED != 0):
             series.untracked += 1
             search.flags |= UNTRACKED
             search.held = None
-        else:
-            self._tracked(search, record, series, flags, hits, scored, latency)
+        else:  # its events could arrive: its unit, store row, exposures and outcome
+            if series.experiment is not None:
+                search.unit = self._unit(series.experiment, record.client_id, flags, latency,
+                                         search.ts)
+            if self.query_stats is not None:
+                self._stored(search, record.client_id, hits, scored)
+            held = search.held
+            if held is not None:  # exposures, for its store row; from now on they count as
+                search.held = None  # they come
+                for rec, first_page in held:
+                    self._exposure(rec.event_attributes, search, first_page)
+            if flags & EVENTED and not flags & ZERO_RESULT:
+                series.with_events += 1
+            if (not flags & (CLICKED | CONVERTED | ENGAGED)
+                    and self.sessions.get(search.session_key) is search):
+                self._abandoned(search, series, flags)
         before = search.before
         if before is not None:
             search.before = None
@@ -264,27 +287,6 @@ class Sessionizer:
                 if not before.flags & DECIDED:  # this one was acted on before its deadline:
                     self._decide(before)  # its session is a person's, decided as it stands
                 self._reformulated(before, search.normalized)
-
-    def _tracked(self, search: Search, record: WireRecord, series: QualitySeries, flags: int,
-                 hits: tuple[str | int, ...] | None, scored: tuple[float, float] | None,
-                 latency: float | None) -> None:
-        """What a search whose events could arrive adds besides: its unit bucket, its store
-        row and the exposures it received, whether it received any, and its outcome."""
-        if series.experiment is not None:  # an experiment variant: its client's bucket
-            search.unit = self._unit(series.experiment, record.client_id, flags, latency,
-                                     search.ts)
-        if self.query_stats is not None:
-            self._stored(search, record.client_id, hits, scored)
-        held = search.held
-        if held is not None:  # exposures, for its store row
-            search.held = None  # from now on, they count as they come
-            for rec, first_page in held:
-                self._exposure(rec.event_attributes, search, first_page)
-        if flags & EVENTED and not flags & ZERO_RESULT:
-            series.with_events += 1
-        if (not flags & (CLICKED | CONVERTED | ENGAGED)
-                and self.sessions.get(search.session_key) is search):
-            self._abandoned(search, series, flags)
 
     def _reformulated(self, before: Search, normalized: str) -> None:
         """``before`` was reformulated by the next intent, of query ``normalized``: counted by
@@ -317,25 +319,13 @@ class Sessionizer:
         else:
             series.automated[reason] += 1
 
-    def _latency(self, attrs: QueryAttributes, series: QualitySeries) -> float | None:
-        """The search's latency in milliseconds, observed in its series; None when not sent,
-        or sent as events.INVALID_LATENCY_MS (not a latency: counted as a data-quality issue,
-        and no timing, for units either)."""
-        latency = attrs.latency_ms
-        if latency is None:
-            return None
-        if latency < 0:
-            self.stats.data_quality[acc.INVALID_LATENCY] += 1
-            return None
-        series.latency.observe(latency / 1000.0)
-        return latency
-
     def _results(self, rec: WireRecord, attrs: QueryAttributes | None, series: QualitySeries,
                  search: Search, hits: tuple[str | int, ...] | None
                  ) -> tuple[float, float] | None:
         """A search counted by what it returned: zero results (counted, and in the top
         zero-result queries), a result list (scored when its query is judged: returns the
-        judged scores), or an unknown result count (counted as with results)."""
+        judged scores), or an unknown result count (counted as with results). _count takes a
+        result list without a judgment set loaded as it stands, without this call."""
         if search.flags & ZERO_RESULT:
             series.zero_result += 1
             self.zero_result_queries.add(series.application, search.normalized, search.ts,
