@@ -141,7 +141,7 @@ class Sessionizer:
     # -- queries ---------------------------------------------------------------------------
     def on_query(self, rec: WireRecord, ts: float) -> int:
         """A query record, in the order docs/metrics.md decides it: a duplicate, or a page of
-        its session's (_session_key) search (_on_page), or a query record tracked until its
+        its session's search (_on_page), or a query record tracked until its
         decision counts it (_decide): whether it continues the typing of the session's newest,
         which it then makes a keystroke, or follows it as the next intent (_after)."""
         key = rec.query_id
@@ -149,7 +149,11 @@ class Sessionizer:
         if known is not None and known.ts >= ts - self.attribution_s:
             return acc.DUPLICATE
         attrs = rec.query_attributes
-        session_key = self._session_key(rec, attrs, key)
+        # its session: its session id, else its client's id; with neither, a session of its
+        # own (its query id, marked so it meets no real id)
+        session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
+        if session_key is None:
+            session_key = "\x00" + key
         previous = self.sessions.get(session_key)
         if previous is not None and previous.ts < ts - self.abandonment_s:
             previous = self._newest(previous, ts)
@@ -211,13 +215,6 @@ class Sessionizer:
         else:
             search.flags &= ~REFORMULATES
 
-    @staticmethod
-    def _session_key(rec: WireRecord, attrs: QueryAttributes | None, key: str) -> str:
-        """The session a search belongs to: its session id, else its client's id; with
-        neither, a session of its own (its query id, marked so it meets no real id)."""
-        session_key = (attrs.session_id if attrs is not None else None) or rec.client_id
-        return "\x00" + key if session_key is None else session_key
-
     def _on_page(self, key: str, parent: Search | None, normalized: str, page: int,
                  ts: float) -> None:
         """Pagination engages the session; its clicks belong to the search it continues, which
@@ -237,7 +234,7 @@ class Sessionizer:
     def _count(self, search: Search, record: WireRecord, flags: int) -> None:
         """An intent of a person, counted at its decision: in its series with what it returned
         (_results) and its latency; unless it is untracked (its application's events stopped:
-        sessions/tracking.py), in its client's unit bucket (_unit) and its store row (_stored)
+        sessions/tracking.py), in its client's unit bucket and its store row (_stored)
         with the exposures it received before (_exposure), and with its outcome (_abandoned);
         and its reformulation of the intent before it. The hot path: one call per search,
         the steps only a few searches take left to their own methods."""
@@ -265,9 +262,19 @@ class Sessionizer:
             search.flags |= UNTRACKED
             search.held = None
         else:  # its events could arrive: its unit, store row, exposures and outcome
-            if series.experiment is not None:
-                search.unit = self._unit(series.experiment, record.client_id, flags, latency,
-                                         search.ts)
+            experiment = series.experiment
+            if experiment is not None:  # its client's unit bucket; without a client id, in no
+                client_id = record.client_id  # unit (docs/metrics.md, "Unit"), counted as such
+                if client_id is None:
+                    experiment.without_client_id += 1
+                else:
+                    unit = search.unit = self.units.counts(experiment, client_id, search.ts)
+                    unit.searches += 1
+                    unit.zero_result += flags & ZERO_RESULT
+                    if latency is not None:
+                        unit.timed += 1
+                        if latency / 1000.0 > self.units.guardrail_s:
+                            unit.slow += 1
             if self.query_stats is not None:
                 self._stored(search, record.client_id, hits, scored)
             held = search.held
@@ -342,22 +349,6 @@ class Sessionizer:
             series.unknown_result_count += 1
             self.stats.data_quality[acc.UNKNOWN_RESULT_COUNT] += 1
         return None
-
-    def _unit(self, experiment: ExperimentUnits, client_id: str | None, flags: int,
-              latency: float | None, ts: float) -> BucketCounts | None:
-        """The search in its client's unit bucket; without a client id, in no unit
-        (docs/metrics.md, "Unit"), counted as such."""
-        if client_id is None:
-            experiment.without_client_id += 1
-            return None
-        unit = self.units.counts(experiment, client_id, ts)
-        unit.searches += 1
-        unit.zero_result += flags & ZERO_RESULT
-        if latency is not None:
-            unit.timed += 1
-            if latency / 1000.0 > self.units.guardrail_s:
-                unit.slow += 1
-        return unit
 
     def _stored(self, search: Search, client_id: str | None,
                 hits: tuple[str | int, ...] | None, scored: tuple[float, float] | None) -> None:
