@@ -96,7 +96,9 @@ class AutomatedClients:
             if self.patterned:  # (a record kept is one the sessionizer holds anyway: no bound)
                 self._track(key, search, None)
         elif found.__class__ is ClientBehaviour:
-            searches = found.searches = (*found.searches[1 - self.keep:], search)
+            searches = found.searches
+            searches = found.searches = (searches + (search,) if len(searches) < self.keep
+                                         else (*searches[1 - self.keep:], search))
             found.last = search.ts
             search.watch = watch = found.watch
             if len(searches) >= self.fewest:

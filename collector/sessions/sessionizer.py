@@ -44,7 +44,7 @@ from collector.outcomes import continues, reformulation_kind
 from collector.series.judged_relevance import JudgedQuery, JudgedRankings, of_application
 from collector.series.quality import TAIL, QualitySeries, SeriesTable
 from collector.series.strata import StrataClassifier
-from collector.series.units import BucketCounts, ExperimentUnits, UnitTracker
+from collector.series.units import UnitTracker
 from collector.series.zero_result_queries import TopZeroResultQueries
 from collector.sessions.automated import AutomatedClients
 from collector.sessions.interleaving import UNTAGGED, credit, team_of

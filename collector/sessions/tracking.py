@@ -59,19 +59,22 @@ class TrackingHealth:
         recent, at = coverage.recent, coverage.next
         left = recent[at]  # the search leaving the recent window (0 while it is not full)
         recent[at] = evented
-        coverage.next = (at + 1) % WINDOW
+        coverage.next = at + 1 if at < WINDOW - 1 else 0
         covered = coverage.covered = coverage.covered + evented - left
         seen = coverage.seen = coverage.seen + 1
-        share = covered / WINDOW
         if coverage.broken:
-            if share >= RESTORED * coverage.usual:
+            if covered >= RESTORED * coverage.usual * WINDOW:
                 coverage.broken = False
             return not evented and coverage.broken
-        if seen > WINDOW:  # the search leaving the recent window joins the usual coverage
-            # (a mean of the first ones, then an EWMA)
-            coverage.usual += (left - coverage.usual) / min(seen - WINDOW, BASELINE)
-        if (seen >= WARMUP and coverage.usual >= MIN_USUAL
-                and share < self.untracked_below * coverage.usual):
+        if seen <= WINDOW:
+            return False  # (WARMUP is past WINDOW: not judged yet)
+        # the search leaving the recent window joins the usual coverage (a mean of the first
+        # ones, then an EWMA)
+        joined = seen - WINDOW
+        usual = coverage.usual = coverage.usual + (left - coverage.usual) / (
+            joined if joined < BASELINE else BASELINE)
+        if (seen >= WARMUP and usual >= MIN_USUAL
+                and covered < self.untracked_below * usual * WINDOW):
             coverage.broken = True
             return not evented
         return False
