@@ -143,10 +143,20 @@ def _numeral(character: str) -> str | None:
     return None
 
 
+def _small_capital(character: str) -> str | None:
+    """The ASCII letter a Latin small capital stands for (ᴀ ᴛ ɢ ʜ ɪ ʟ …), which NFKC leaves
+    as it is: the "fancy text" generators write ``jane ᴀᴛ example ᴅᴏᴛ com`` with them."""
+    name = unicodedata.name(character, "")
+    if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name) == 28:
+        return name[-1].lower()
+    return None
+
+
 @cache
 def _before_nfkd() -> dict[int, str]:
     """What is replaced before NFKD (which would make ⑴ "(1)" and ´ a space and a mark):
-    numerals (``_numeral``; planes 0–2), and the spacing forms of marks (´ ¨ ¸ ˜ ゛ …, all
+    numerals (``_numeral``; planes 0–2), Latin small capitals as their letters
+    (``_small_capital``), and the spacing forms of marks (´ ¨ ¸ ˜ ゛ …, all
     in plane 0), whose NFKD is a space and the mark: an invisible character, not a space
     (83´145´201´17 is an address)."""
     table: dict[int, str] = {}
@@ -155,6 +165,10 @@ def _before_nfkd() -> dict[int, str]:
         if digits is not None:
             table[ord(character)] = digits
     for code in range(0x10000):
+        small = _small_capital(chr(code))
+        if small:
+            table[code] = small
+            continue
         decomposed = unicodedata.normalize("NFKD", chr(code))
         if len(decomposed) > 1 and decomposed[0] == " " and all(
                 unicodedata.category(c) in _MARKS for c in decomposed[1:]):
@@ -205,13 +219,25 @@ _DOT_WORD = re.compile(rf"(?<=\d)(?:\s*[\[({{<]\s*(?:{_DOT_WORDS})\s*[\])}}>]\s*
                        rf"|\s+(?:{_DOT_WORDS})\s+)(?=\d)", re.IGNORECASE)
 
 
+# A dash said as a word between two groups of digits (415 dash 371 dash 7607, 212 hyphen …):
+# people dictating a number write the separator they would say; without it the groups are
+# digits a product query has too.
+_DASH_WORD = re.compile(r"(?<=\d)\s+(?:dash|hyphen|guion|tiret|strich|trattino|streepje)\s+(?=\d)",
+                        re.IGNORECASE)
+
+
 def _dots_said(text: str) -> str:
-    """``text`` with its dot words between digits as ``.`` (``_DOT_WORD``)."""
+    """``text`` with its dot words between digits as ``.`` (``_DOT_WORD``) and its dash
+    words as ``-`` (``_DASH_WORD``)."""
     lower = text.lower()
-    if _ASCII_DIGITS.isdisjoint(text) or not any(
-            word in lower for word in ("dot", "d0t", "pun", "pon", "kropka", "point")):
+    if _ASCII_DIGITS.isdisjoint(text):
         return text  # (most texts: C-level tests, no regex)
-    return _DOT_WORD.sub(".", text)
+    if any(word in lower for word in ("dot", "d0t", "pun", "pon", "kropka", "point")):
+        text = _DOT_WORD.sub(".", text)
+    if any(word in lower for word in ("dash", "hyphen", "guion", "tiret", "strich", "trat",
+                                      "streep")):
+        text = _DASH_WORD.sub("-", text)
+    return text
 
 
 def loose(text: str) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -104,7 +105,28 @@ def _digits(text: str) -> str:
 _AT_WORDS = ("arroba", "arobase", "arrobase", "arobas", "arrobe", "chiocciola", "chiocciolina",
              "apenstaartje", "apestaartje", "apenstaart", "apestaart", "klammeraffe",
              "at-zeichen", "małpa", "malpa", "snabel-a", "snabela", "snabel a", "a commercial")
+
+
+def _as_read(word: str) -> str:
+    """``word`` as the canonical form reads it (NFKD, marks dropped: ``zavináč`` is
+    ``zavinac``, ``ドット`` loses its voicing mark, the prolonged sound mark ー is ``-``)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word)
+                   if unicodedata.category(c) not in ("Mn", "Me")).replace("\u30fc", "-")
+
+
+# … and in languages docs/privacy.md does not name for digits (issue 35's third held-out
+# attack): none is an English word. Turkish "et" is left out: it is French "and"
+# ("paris et lyon pont du gard").
+_AT_WORDS_ABROAD = tuple(map(_as_read, (
+    "собака", "sobaka", "zavináč", "kukac", "krøllalfa", "miukumauku", "arrova", "arond",
+    "παπάκι", "アットマーク", "艾特", "골뱅이", "שטרודל")))
+_AT_WORDS = (*_AT_WORDS, *_AT_WORDS_ABROAD)
 _SPOKEN_AT = "|".join(_AT_WORDS)
+# Their dots, read only after a spoken @ that is not "at" (as "point" is): "точка доступа" is
+# an access point, "pont neuf" a bridge.
+_DOT_ABROAD = "|".join(map(_as_read, (
+    "точка", "tochka", "tečka", "pont", "punktum", "piste", "punct", "τελεία", "ドット", "点",
+    "점", "נקודה")))
 _AT_PLACE = ("bei", "chez", "presso", "bij", "hos")
 _DOT_WORDS = "dot|d0t|punkt|punto|ponto|punt|kropka"
 # "period" is a dot only before one of the top-level domains people name most.
@@ -113,8 +135,9 @@ _PERIOD_TLD = (r"\s+period\s+(?:com|org|net|edu|gov|info|biz|io|co|uk|us|ca|au|d
 
 
 def _bracketed(words: str) -> str:
-    """One of ``words`` in brackets of any kind: (at), [dot], {punkt}, <arroba>."""
-    return rf"\s*[(\[{{<]\s*(?:{words})\s*[)\]}}>]\s*"
+    """One of ``words`` in brackets of any kind: (at), [dot], {punkt}, <arroba>, «at»,
+    【at】 (the lenticular brackets a Japanese keyboard offers)."""
+    return rf"\s*[(\[{{<«‹【〔]\s*(?:{words})\s*[)\]}}>»›】〕]\s*"
 
 
 # the English "at" and what follows it when people spell the sign: "at sign", "at symbol",
@@ -125,9 +148,9 @@ _AT_ALONE = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}|\s+at{_AT_SIGN}\
 _AT = rf"(?:{_AT_ALONE}|\s+(?:{'|'.join(_AT_PLACE)})\s+)"
 _AT_NOT_ENGLISH = (rf"(?:\s*@\s*|{_bracketed('at|@|a|' + _SPOKEN_AT)}"
                    rf"|\s+(?:{_SPOKEN_AT})\s+)")
-_DOT = (rf"(?:\.|\s+\.\s+|{_bracketed(_DOT_WORDS + '|point')}"
-        rf"|\s+(?:{_DOT_WORDS})\s+|\s*[-_](?:dot|d0t)[-_]\s*)")
-_DOT_OR_POINT = rf"(?:{_DOT}|\s+point\s+)"
+_DOT = (rf"(?:\.|\s+\.\s+|{_bracketed(_DOT_WORDS + '|point|[.]')}"
+        rf"|\s+(?:{_DOT_WORDS}|full\s+stop)\s+|\s*[-_](?:dot|d0t)[-_]\s*)")
+_DOT_OR_POINT = rf"(?:{_DOT}|\s+(?:point|{_DOT_ABROAD})\s+)"
 # Mail providers people name without their domain ("jane.doe at gmail").
 # (said or typed in two words too: "g mail", "hot mail")
 _PROVIDERS = (r"g\s?mail|google\s?mail|yahoo|ymail|hot\s?mail|outlook|icloud|aol|gmx|"
@@ -142,7 +165,8 @@ _LETTER = r"[\pL\pN\pM_]"  # a mark too: an Indic name may end in a vowel sign (
 _EMAILS = (
     # user@host, with or without a domain, or cut off where the domain was being typed
     # (maximilian.horst@): a local part with a letter, at the end or before a space
-    Detector(EMAIL, rf"[\pL\pN_.+-]*{_LETTER}@{_LETTER}"),
+    # (a quoted local part or a comment may end before it: "john smith"@…, john(work)@…)
+    Detector(EMAIL, rf"[\pL\pN_.+-]*{_LETTER}[\")\]]?@{_LETTER}"),
     Detector(EMAIL, r"[\pL\pN_.+-]*[\pL][\pL\pN_.+-]*@(?:$|[\s,;:!?)\]}>\"'])"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}[a-z]{{2,24}}\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE_OR_POINT}{_AT_NOT_ENGLISH}[\w-]+"
@@ -155,6 +179,8 @@ _EMAILS = (
                                rf"(?:{_PLACE_PROVIDERS}){_DOT_OR_POINT}"
                                r"(?:fr|de|it|nl|be|ch|at|lu|se|no|dk|com|net|org|eu)\b"),
     Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_PERIOD_TLD}"),
+    # "dotcom" said as one word (sam.reed at example dotcom)
+    Detector(OBFUSCATED_EMAIL, rf"{_HANDLE}{_AT}[\w-]+\s+dot(?:com|net|org)\b"),
     # a lone "a" (what a circled ⓐ reads as) between a dotted local part and a dotted domain
     Detector(OBFUSCATED_EMAIL, r"\b[\w+-]+(?:\.[\w+-]+)+\s+a\s+[\w-]+(?:\.[\w-]+)*"
                                r"\.[a-z]{2,24}\b"),
@@ -250,6 +276,12 @@ _CARDS = (Detector(CARD_NUMBER, r"\d(?:(?:\s?[-_.,/:]\s?|\s)?\d){12,18}", _card_
 
 
 # -- national identity numbers (a table per country in tests/collector/test_personal_data.py)
+def _dni(match: re2._Match) -> bool:
+    """A DNI's 8 digits or an NIE's letter and 7, however dotted, and their check letter."""
+    number = "".join(c for c in match.group(1) if c.isalnum())
+    return len(number) == 8 and check_digits.spanish_dni(number, match.group(2))
+
+
 def _nino(match: re2._Match) -> bool:
     return match.group(1).lower() not in ("bg", "gb", "nk", "kn", "tn", "nt", "zz")
 
@@ -267,23 +299,26 @@ def _nordic(match: re2._Match) -> bool:
 
 _NATIONAL_IDS = (
     # GB National Insurance number: AB 12 34 56 C
-    Detector(NATIONAL_ID, r"\b([a-ceghj-pr-tw-z][a-ceghj-npr-tw-z])\s?\d{2}\s?\d{2}\s?\d{2}"
-                          r"\s?[a-d]\b", _nino, 6),
-    # ES DNI 12345678Z and NIE X1234567L (the letter is the check)
-    Detector(NATIONAL_ID, r"\b([xyz]?\d{7,8})[\s-]?([a-z])\b",
-             lambda m: len(m.group(1)) == 8 and check_digits.spanish_dni(m.group(1),
-                                                                          m.group(2)), 7),
+    Detector(NATIONAL_ID, r"\b([a-ceghj-pr-tw-z][a-ceghj-npr-tw-z])[\s-]?\d{2}[\s-]?\d{2}[\s-]?"
+                          r"\d{2}[\s-]?[a-d]\b", _nino, 6),
+    # ES DNI 12345678Z and NIE X1234567L (the letter is the check), as Spain writes them
+    # too: 12.345.678-Z, X-1234567-L
+    Detector(NATIONAL_ID, r"\b((?:[xyz][\s-]?)?\d{1,2}\.?\d{3}\.?\d{3})[\s-]?([a-z])\b",
+             _dni, 7),
     # FR numéro de sécurité sociale: 1 87 05 75 123 456 78 (key = 97 - number mod 97)
     Detector(NATIONAL_ID, r"\b([12])\s?(\d{2})\s?(\d{2})\s?(\d{2}|2a|2b)\s?(\d{3})\s?(\d{3})"
                           r"\s?(\d{2})\b",
              lambda m: check_digits.french_nir("".join(m.groups()[:6]), m.group(7)), 13),
     # BR CPF 123.456.789-09
-    Detector(NATIONAL_ID, r"\b\d{3}\.?\d{3}\.?\d{3}[-.\s]?\d{2}\b",
+    Detector(NATIONAL_ID, r"\b\d{3}[.\s]?\d{3}[.\s]?\d{3}[-.\s]?\d{2}\b",
              lambda m: check_digits.brazil_cpf(_digits(m.group())), 11),
     # SE personnummer 870512-1234, DK CPR 120587-1234
     Detector(NATIONAL_ID, r"\b((?:19|20)?\d{6})[-+](\d{4})\b", _nordic, 10),
     # IT codice fiscale RSSMRA85T10A562S: its shape is its own
     Detector(NATIONAL_ID, r"\b[a-z]{6}\d{2}[abcdehlmprst]\d{2}[a-z]\d{3}[a-z]\b", None, 7),
+    # … and in the groups its parts make (surname, name, birth, place: BNC GLI 80A41 H501U)
+    Detector(NATIONAL_ID, r"\b[a-z]{3}\s[a-z]{3}\s\d{2}[abcdehlmprst]\d{2}\s[a-z]\d{3}[a-z]\b",
+             None, 7),
     # IN Aadhaar 2345 6789 0124 (Verhoeff; spaced: a bare 12 digits is a UPC-A; years
     # listed are none)
     Detector(NATIONAL_ID, r"\b[2-9]\d{3}\s\d{4}\s\d{4}\b",
@@ -291,6 +326,13 @@ _NATIONAL_IDS = (
     # CA social insurance number 046 454 286 (Luhn)
     Detector(NATIONAL_ID, r"\b[0-79]\d{2}[\s-]\d{3}[\s-]\d{3}\b",
              lambda m: check_digits.luhn(_digits(m.group())), 9),
+    # IN Aadhaar and CA SIN written together after their name (aadhaar no 234567890124, sin
+    # number 046454286): the check digit decides, as for the spaced forms
+    Detector(NATIONAL_ID, rf"\b(?:aadhaa?r|uidai|uid)(?:\s*(?:{_NUMBER_WORD}|card|is|:)\.?)*"
+                          r"[\s:#=-]*([2-9]\d{11})\b",
+             lambda m: check_digits.verhoeff(m.group(1)), 12),
+    Detector(NATIONAL_ID, rf"\b(?:sin|social\s+insurance)(?:\s*(?:{_NUMBER_WORD}|is|:)\.?)*"
+                          r"[\s:#=-]*(\d{9})\b", lambda m: check_digits.luhn(m.group(1)), 9),
     # PL PESEL 44051401359 (check digit and date of birth)
     Detector(NATIONAL_ID, r"\b\d{11}\b", lambda m: check_digits.polish_pesel(m.group()), 11),
     # CN resident identity card 11010519491231002X (ISO 7064 MOD 11-2)
@@ -352,6 +394,13 @@ _MONTHS = sorted({
     "gennaio", "febbraio", "aprile", "maggio", "giugno", "luglio", "settembre", "ottobre",
     "dicembre",
     "januari", "februari", "maart", "mei", "augustus",
+    # pt, pl (the genitive a date takes: 14 lipca 1979), sv: the other languages
+    # docs/privacy.md names
+    "janeiro", "fevereiro", "marco", "maio", "junho", "julho", "setembro", "outubro",
+    "dezembro",
+    "stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia",
+    "wrzesnia", "pazdziernika", "listopada", "grudnia",
+    "maj", "augusti",
 }, key=lambda name: (-len(name), name))
 _MONTH = "(?:" + "|".join(_MONTHS) + ")"
 
@@ -376,6 +425,14 @@ def _compact_date(match: re2._Match) -> bool:
         text[4:6] in ("19", "20") and _day_month_year(text[:2], text[2:4], text[4:]))
 
 
+_ROMAN_MONTHS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
+
+
+def _roman_month(match: re2._Match) -> bool:
+    month = _ROMAN_MONTHS.index(match.group(2).lower()) + 1
+    return check_digits.real_date(int(match.group(3)), month, int(match.group(1)))
+
+
 def _written_day(match: re2._Match) -> bool:
     day = int(match.group(1))
     return 1 <= day <= 31 and (len(match.group(2)) == 2 or 1900 <= int(match.group(2)) < 2100)
@@ -395,6 +452,13 @@ _DATES = (
     # born 12 may 1987, 12th of may 87, 12. Mai 1987, 12 de mayo de 1987
     Detector(FULL_DATE, rf"\b(\d{{1,2}})(?:st|nd|rd|th|er|e|\.)?\s*(?:of\s+|de\s+)?{_MONTH}"
                         r"\.?,?\s*(?:de\s+|del\s+)?(\d{4}|\d\d)\b", _written_day, 3),
+    # the month in Roman numerals, as Poland and Italy write it: 12.V.1987, 3 xi 1982
+    Detector(FULL_DATE, r"\b(\d{1,2})[.\s]\s?(i|ii|iii|iv|v|vi|vii|viii|ix|x|xi|xii)[.\s]\s?"
+                        r"((?:19|20)\d\d)\b", _roman_month, 5),
+    # year, month and day with their CJK signs: 1987年5月12日
+    Detector(FULL_DATE, r"((?:19|20)\d\d)\s?年\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日",
+             lambda m: _day_month_year(m.group(3), m.group(2), m.group(1), either_order=False),
+             5),
     # may 12, 1987
     Detector(FULL_DATE, rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}}|\d\d)\b",
              _written_day, 3),
@@ -437,8 +501,10 @@ _PHONE_WORDS = (r"phone|telephone|telefon|telefono|telefone|telefoon|mobile|mobi
                 r"cell|cellulare|celular|movil|handy|portable|komorka")
 _PHONE_DIGITS = r"\+?\d(?:[\s./()-]{0,2}\d){6,14}\b"
 _PHONES = (
-    # international: + or 00, a country code, at least 7 more digits in any grouping
-    Detector(PHONE_NUMBER, r"\+\(?\d(?:[\s./():-]{0,2}\d){7,14}", None, 8),
+    # international: + or 00, a country code, at least 7 more digits in any grouping (the +
+    # may be the heavy plus sign of emoji keyboards, ➕: not in the canonical form, where it
+    # would make "➕ emoji sticker" a spreadsheet formula)
+    Detector(PHONE_NUMBER, r"[+\x{2795}]\(?\d(?:[\s./():-]{0,2}\d){7,14}", None, 8),
     Detector(PHONE_NUMBER, r"\b00\d{1,4}[\s./():-]{1,2}\d(?:[\s./():-]{0,2}\d){5,13}", None, 9),
     # 3-3-4: 555-123-4567, (202) 555-0143 (NANP), 347 123 4567 (IT mobile)
     Detector(PHONE_NUMBER, rf"\(?\b\d{{3}}\)?{_SEP}{{0,2}}\d{{3}}{_SEP}{{1,2}}\d{{4}}\b",
@@ -458,6 +524,8 @@ _PHONES = (
     # (415) 867-5301, (020)7946 0958, (11) 91234-5678; 9-12 digits in all
     Detector(PHONE_NUMBER, r"\(?\b\d{1,5}\)[\s./:-]{0,3}\d{3,8}(?:[\s./:-]{1,2}\d{2,8})?\b",
              lambda m: 9 <= len(_digits(m.group())) <= 12, 9),
+    # RU: the trunk 8 and a mobile's 9xx, then 3-2-2 (8 (912) 345-67-89, 8 916 354 20 21)
+    Detector(PHONE_NUMBER, r"\b8[\s-]?\(?9\d{2}\)?[\s-]?\d{3}[\s-]?\d{2}[\s-]?\d{2}\b", None, 11),
     # BR (11) 91234-5678, CN 138 1234 5678, IN 98765 43210
     Detector(PHONE_NUMBER, r"\(\d{2}\)\s?9?\d{4}[\s-]?\d{4}\b", None, 10),
     Detector(PHONE_NUMBER, r"\b1[3-9]\d(?:[\s-]?\d{4}){2}\b", None, 11),

@@ -10,7 +10,7 @@ is a sequence of tokens separated by spaces, ``-``, ``,``, ``.``, ``/`` or a spo
   read without accents, as the canonical form has none) and English ``oh``/``o`` for 0;
 * ``double``/``triple`` (and their es, pt, fr, de, it, nl, sv forms) before a digit: it
   repeats;
-* 10-99 as one number in en, de, es, fr, it, pt (``TWO_DIGITS``: ``fifty three`` is 53,
+* 10-99 as one number in en, de, es, fr, it, pt, nl, pl, sv (``TWO_DIGITS``: ``fifty three`` is 53,
   ``fifty`` alone 50, ``trente-quatre`` 34, ``soixante et onze`` 71, ``treinta y cuatro`` 34,
   ``zweiunddreißig`` 32, ``ventotto`` 28, ``vinte e um`` 21) and ``hundred`` (``eight
   hundred`` is 800);
@@ -52,8 +52,9 @@ DIGITS = {word: digit for digit, words in _DIGIT_WORDS.items() for word in words
 
 
 def _two_digit_words() -> dict[str, str]:
-    """Every spelling of 10-99 in en, de, es, fr, it, pt, by its letters alone (spaces and
-    hyphens dropped: ``trente-quatre``, ``trente quatre`` → ``trentequatre``) → its digits."""
+    """Every spelling of 10-99 in en, de, es, fr, it, pt, nl, pl, sv, by its letters alone
+    (spaces and hyphens dropped: ``trente-quatre``, ``trente quatre`` → ``trentequatre``) →
+    its digits."""
     out: dict[str, str] = {}
 
     def add(value: int, *spellings: str) -> None:
@@ -137,6 +138,32 @@ def _two_digit_words() -> dict[str, str]:
     for value, names in ((70, "septante"), (80, "huitante octante"), (90, "nonante")):
         for name in names.split():
             french_tens(value, name)
+    # nl: the unit first, joined by "en" (vierendertig, eenentwintig, tweeëntwintig as
+    # tweeentwintig: the canonical form has no diaeresis)
+    for n, word in enumerate("tien elf twaalf dertien veertien vijftien zestien zeventien "
+                             "achttien negentien".split()):
+        add(10 + n, word)
+    dutch_units = "een twee drie vier vijf zes zeven acht negen".split()
+    for n, name in enumerate("twintig dertig veertig vijftig zestig zeventig tachtig "
+                             "negentig".split(), start=2):
+        add(n * 10, name)
+        for unit, word in enumerate(dutch_units, start=1):
+            add(n * 10 + unit, f"{word}en{name}")
+    # pl: dwanaście, trzydzieści cztery (the tens, then the unit as a word of its own)
+    for n, word in enumerate("dziesiec jedenascie dwanascie trzynascie czternascie pietnascie "
+                             "szesnascie siedemnascie osiemnascie dziewietnascie".split()):
+        add(10 + n, word)
+    polish = {n: [w] for n, w in enumerate(
+        "jeden dwa trzy cztery piec szesc siedem osiem dziewiec".split(), start=1)}
+    tens(2, "dwadziescia trzydziesci czterdziesci piecdziesiat szescdziesiat siedemdziesiat "
+            "osiemdziesiat dziewiecdziesiat", polish, ("",))
+    # sv: tolv, trettiofyra (written together), åttio as attio
+    for n, word in enumerate("tio elva tolv tretton fjorton femton sexton sjutton arton "
+                             "nitton".split()):
+        add(10 + n, word)
+    swedish = {1: ["ett", "en"], **{n: [w] for n, w in enumerate(
+        "tva tre fyra fem sex sju atta nio".split(), start=2)}}
+    tens(2, "tjugo trettio fyrtio femtio sextio sjuttio attio nittio", swedish, ("",))
     return out
 
 

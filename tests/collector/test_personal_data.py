@@ -808,6 +808,14 @@ _PAIRS = {  # 0-99 said in words, per language (the tens and teens of each)
     "pt": ["zero", "onze", "doze", "catorze", "dezesseis", "dezoito", "vinte", "vinte e um",
            "trinta e quatro", "quarenta e cinco", "cinquenta e seis", "setenta e oito",
            "noventa e nove"],
+    # the third held-out attack: the tens and teens of the other languages docs name
+    "nl": ["nul", "tien", "elf", "twaalf", "negentien", "twintig", "eenentwintig",
+           "tweeëntwintig", "vierendertig", "zesenvijftig", "achtenzeventig", "negenennegentig"],
+    "pl": ["zero", "dziesięć", "jedenaście", "dwanaście", "dziewiętnaście", "dwadzieścia",
+           "trzydzieści cztery", "pięćdziesiąt sześć", "siedemdziesiąt osiem",
+           "dziewięćdziesiąt dziewięć"],
+    "sv": ["noll", "tio", "elva", "tolv", "nitton", "tjugo", "tjugoett", "trettiofyra",
+           "femtiosex", "sjuttioåtta", "nittionio"],
 }
 
 
