@@ -81,6 +81,17 @@ def _bounded(value: float, text: str, ok: bool, bounds: str) -> float:
     return value
 
 
+def bootstrap(text: str) -> str:
+    """``--kafka``'s brokers, checked as ``kafka.bootstrap_servers`` is (an empty value was
+    taken for no --kafka at all: records went to stdout, exit 0)."""
+    from collector.config.value_checks import bootstrap_servers
+
+    problem = bootstrap_servers(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{problem}, got {text!r}")
+    return text
+
+
 def positive_int(text: str) -> int:
     value = int(_parsed(int, text))
     return int(_bounded(value, text, value > 0, "an integer > 0"))

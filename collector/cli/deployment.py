@@ -81,6 +81,11 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         except UnicodeDecodeError as error:
             log.error("input %s: %s", args.metrics, not_text(args.metrics, error))
             return EXIT_INPUT
+        except ValueError:  # prometheus_client's parser (its message quotes the line: a
+            # query's text, which no log line may hold: docs/privacy.md)
+            log.error("input %s: not a /metrics exposition (Prometheus' text format)",
+                      args.metrics)
+            return EXIT_INPUT
     else:
         progress = show_progress(args)
         experiments, input_error = from_logs(args.files, config, progress)

@@ -371,7 +371,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judgments-out", metavar="CSV", type=kind.output_file,
                    help="write a judgment set of the simulated vocabulary (judgments.csv: "
                         "80 %% of the queries, 20 documents each)")
-    p.add_argument("--kafka", metavar="BOOTSTRAP",
+    p.add_argument("--kafka", metavar="BOOTSTRAP", type=kind.bootstrap,
                    help="produce to Kafka instead, keyed by client_id")
     p.add_argument("--topic", help="topic to produce to (default ubi)")
     p.add_argument("--pace", type=kind.positive, metavar="SPEED",

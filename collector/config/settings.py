@@ -294,7 +294,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Examination curves (examination.json of `searchpulse clicks`): published per "
             "position and used for the debiased click-through; reloaded when it changes; "
             "empty: none.", None),
-    Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.", None),
+    Setting("kafka.bootstrap_servers", str, "localhost:9092", "Kafka bootstrap servers.",
+            must.bootstrap_servers),
     Setting("kafka.topics", list, ["ubi"], "Topics of UBI query and event records.", None),
     Setting("kafka.group_id", str, "searchpulse", "Consumer group of the collectors.", None),
     Setting("kafka.instance_id", str, "", "This collector's stable identity (its checkpoint "

@@ -124,3 +124,11 @@ def gate_rules(value: list[str]) -> str | None:
 
 def base(value: int) -> str | None:
     return None if value in (0, 1) else "must be 0 or 1"
+
+
+def bootstrap_servers(value: str) -> str | None:
+    """One host:port or more: an empty entry is no broker, and kafka-python would retry a
+    bootstrap of '' until the connect timeout (exit 3) instead of a usage error."""
+    if not value.strip() or any(not part.strip() for part in value.split(",")):
+        return "must be a comma-separated list of host:port"
+    return None
