@@ -54,6 +54,13 @@ NEEDLES = {
     "phone_spoken_fr_pairs": ("zéro six douze trente-quatre cinquante-six soixante-dix-huit",
                               "phone_number"),
     "phone_spoken_glued": ("fouronefiveeightsixseventhreezeroninenine", "phone_number"),
+    # what the third held-out attack found
+    "email_spoken_ru": ("ivan.petrov собака mail точка ru", "obfuscated_email"),
+    "email_lenticular": ("taro.yamada【at】example【dot】jp", "obfuscated_email"),
+    "phone_spoken_nl_pairs": ("nul zes twaalf vierendertig zesenvijftig achtenzeventig",
+                              "phone_number"),
+    "national_id_dotted": ("dni 87.971.696-p", "national_id"),
+    "full_date_pt": ("nascido em 12 de maio de 1987", "full_date"),
 }
 
 # Characters a person does not see: format characters (Cf: zero-width space, joiners, soft
