@@ -143,6 +143,11 @@ def _numeral(character: str) -> str | None:
     return None
 
 
+# The blocks that hold Latin small capitals: IPA extensions (ʀ ʏ ɢ ʜ ɪ ʟ ɴ ʙ), phonetic
+# extensions (ᴀ ᴛ ᴅ ᴏ …), Latin Extended-D (ꞯ ꟺ).
+_SMALL_CAPITAL_BLOCKS = (*range(0x0250, 0x02B0), *range(0x1D00, 0x1D80), *range(0xA720, 0xA800))
+
+
 def _small_capital(character: str) -> str | None:
     """The ASCII letter a Latin small capital stands for (ᴀ ᴛ ɢ ʜ ɪ ʟ …), which NFKC leaves
     as it is: the "fancy text" generators write ``jane ᴀᴛ example ᴅᴏᴛ com`` with them."""
@@ -164,11 +169,11 @@ def _before_nfkd() -> dict[int, str]:
         digits = _numeral(character)
         if digits is not None:
             table[ord(character)] = digits
-    for code in range(0x10000):
+    for code in _SMALL_CAPITAL_BLOCKS:
         small = _small_capital(chr(code))
         if small:
             table[code] = small
-            continue
+    for code in range(0x10000):
         decomposed = unicodedata.normalize("NFKD", chr(code))
         if len(decomposed) > 1 and decomposed[0] == " " and all(
                 unicodedata.category(c) in _MARKS for c in decomposed[1:]):
