@@ -396,7 +396,7 @@ _MONTHS = sorted({
     "januari", "februari", "maart", "mei", "augustus",
     # pt, pl (the genitive a date takes: 14 lipca 1979), sv: the other languages
     # docs/privacy.md names
-    "janeiro", "fevereiro", "marco", "maio", "junho", "julho", "setembro", "outubro",
+    "janeiro", "fevereiro", "marco", "maio", "junho", "julho", "setembro", "outubro", "novembro",
     "dezembro",
     "stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia",
     "wrzesnia", "pazdziernika", "listopada", "grudnia",
