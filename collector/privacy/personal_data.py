@@ -560,6 +560,14 @@ def _compile(pattern: str) -> re2._Regexp:
     return re2.compile(pattern, _OPTIONS)
 
 
+def _smuggled(text: str) -> str:
+    """The ASCII that Unicode's tag characters (U+E0020–U+E007E) in ``text`` spell, which no
+    renderer shows but a reader that decodes them sees (``shoes`` followed by an e-mail in
+    tags): the canonical form removes them as invisible, so an address inserted into a
+    number hides nothing; this is read apart. Empty when there are none."""
+    return "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
+
+
 class PersonalData:
     """The detectors; ``reason(text)`` names the first that fires (or ``too_long``), None when
     the text may be shown as far as rule 1 goes. Results are cached (bounded): a query is
@@ -603,6 +611,16 @@ class PersonalData:
     def _reason(self, text: str) -> str | None:
         if len(text) > self.max_chars:
             return TOO_LONG
+        found = self._read(text)
+        if found is None and not text.isascii():
+            smuggled = _smuggled(text)
+            if smuggled:
+                found = self._read(smuggled)
+        return found
+
+    def _read(self, text: str) -> str | None:
+        """What the detectors find in ``text`` as read (its canonical, spoken, one-by-one
+        and loose forms)."""
         read = canonical(text)  # invisible characters, other digits and dashes: what is read
         lower = read.lower()
         if not self.custom and _DIGITS.isdisjoint(read) and _HINT_CHARACTERS.isdisjoint(read):

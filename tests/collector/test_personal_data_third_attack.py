@@ -174,3 +174,16 @@ def test_a_date_in_every_named_language_and_notation_is_a_full_date(day, notatio
 ])
 def test_the_product_queries_of_the_same_words_and_shapes_stay_visible(text):
     assert reason(text) is None
+
+
+@settings(max_examples=30)
+@given(st.sampled_from(["jane.doe@example.com", "card 4111 1111 1111 1111", "ssn 123-45-6789"]),
+       st.sampled_from(["shoes", "", "running shoes 42"]))
+def test_personal_data_smuggled_in_tag_characters_is_read(hidden, shown):
+    tags = "".join(chr(0xE0000 + ord(c)) for c in hidden)
+    assert reason(shown + tags) is not None
+
+
+def test_a_subdivision_flag_s_tags_are_no_personal_data():
+    england = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbeng") + "\U000e007f"
+    assert reason(f"{england} football shirt") is None
