@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
@@ -18,11 +19,12 @@ from collector.engine import Engine
 from collector.errors import StoreError
 from collector.exposition.metrics import Exposition
 from collector.exposition.summary import replay_summary
+from collector.exposition.view import View
 from collector.ingest.deadletter import DeadLetterFile, DiscardWithCount
 from collector.output_files import writing
 from collector.privacy.redaction import redact
 from collector.progress import counted
-from collector.series.examination import ExaminationCollector
+from collector.series.examination import ExaminationCollector, ExaminationFile
 from collector.sources.files import (
     Input,
     InputError,
@@ -88,17 +90,15 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
             dead_letters.close()
         if writer is not None:
             writer.close()
+    reports = reported(inputs)
     if metrics_out:
         with writing(metrics_out, "--metrics-out", "wb") as handle:
-            handle.write(exposition(engine, inputs))
+            handle.write(exposition(engine, reports))
     summary = replay_summary(engine)
-    if len(inputs) > 1:  # all of them empty is the CLI's error; one of several, a warning
-        for source in inputs:
-            if not source.records and source.error is None:
-                log.warning("input %s: no records in it (empty)", input_name(source.path))
+    warn_empty(reports)
     if tracker is not None and tracker.held:
         summary["already_in_store"] = tracker.held
-    repeated = repeated_ranges(inputs)
+    repeated = repeated_ranges(reports)
     if repeated:
         summary["repeated_records"] = repeated
     if input_error:
@@ -111,23 +111,48 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     return summary
 
 
-def repeated_ranges(inputs: list[Input]) -> dict[str, dict]:
+@dataclass
+class InputReport:
+    """What the summary and the exposition need of an input once it is read (an ``Input``
+    holds its file; a worker of replay --workers sends this instead)."""
+
+    path: str
+    records: int
+    failed: bool
+    repeated: int  # records of its repeated ranges
+    ranges: list[tuple[int, int, int]]  # (start, end, where the original starts)
+
+
+def reported(inputs: list[Input]) -> list[InputReport]:
+    return [InputReport(s.path, s.records, s.error is not None, s.repeats.repeated,
+                        [(r.start, r.end, r.source) for r in s.repeats.found()])
+            for s in inputs]
+
+
+def warn_empty(inputs: list[InputReport]) -> None:
+    """All of them empty is the CLI's error; one of several, a warning."""
+    if len(inputs) > 1:
+        for source in inputs:
+            if not source.records and not source.failed:
+                log.warning("input %s: no records in it (empty)", input_name(source.path))
+
+
+def repeated_ranges(inputs: list[InputReport]) -> dict[str, dict]:
     """Per input with repeated ranges: how many records repeat, and each range (positions
     from the input's start, the last one excluded) with where its original starts. Each is
     logged once."""
     named = {}
     for source in inputs:
-        ranges = source.repeats.found()
-        if not ranges:
+        if not source.ranges:
             continue
         name = input_name(source.path)
-        named[name] = {"records": sum(r.end - r.start for r in ranges),
-                       "ranges": [{"from": r.start, "to": r.end, "repeats_from": r.source}
-                                  for r in ranges]}
-        for r in ranges:
+        named[name] = {"records": sum(end - start for start, end, _ in source.ranges),
+                       "ranges": [{"from": start, "to": end, "repeats_from": original}
+                                  for start, end, original in source.ranges]}
+        for start, end, original in source.ranges:
             log.warning("input %s: records %d to %d repeat its records %d to %d (the same "
-                        "content again): counted once", name, r.start, r.end - 1, r.source,
-                        r.source + r.end - r.start - 1)
+                        "content again): counted once", name, start, end - 1, original,
+                        original + end - start - 1)
     return named
 
 
@@ -233,25 +258,31 @@ def _fingerprint(path: str) -> str:
     return "input:" + digest.hexdigest()
 
 
-def exposition(engine: Engine, inputs: list[Input] | None = None) -> bytes:
+def exposition(engine: Engine, inputs: list[InputReport] | None = None) -> bytes:
     """The engine's metrics in the Prometheus text format, as a scrape would see them; with
     ``inputs``, their repeated records too."""
+    return rendered(engine.view(), engine.examination, inputs)
+
+
+def rendered(view: View, examination: ExaminationFile | None,
+             inputs: list[InputReport] | None) -> bytes:
+    """The counts of ``view`` (of one engine, or of several merged) in the text format."""
     registry = CollectorRegistry()
-    if engine.examination is not None:
-        registry.register(ExaminationCollector(engine.examination))
+    if examination is not None:
+        registry.register(ExaminationCollector(examination))
     if inputs is not None:
-        registry.register(RepeatsCollector(inputs))
-    return Exposition(engine.view, registry).render()
+        registry.register(RepeatsCollector(sum(i.repeated for i in inputs)))
+    return Exposition(lambda: view, registry).render()
 
 
 class RepeatsCollector(Collector):
     """``searchpulse_repeated_records_total``: the records of the inputs' repeated ranges."""
 
-    def __init__(self, inputs: list[Input]) -> None:
-        self.inputs = inputs
+    def __init__(self, repeated: int) -> None:
+        self.repeated = repeated
 
     def collect(self) -> Iterable[Metric]:
-        yield d.REPEATED_RECORDS.metric(sum(i.repeats.repeated for i in self.inputs))
+        yield d.REPEATED_RECORDS.metric(self.repeated)
 
 
 def _counting_bytes(batches: Iterable[list[bytes]], bar: tqdm) -> Iterator[list[bytes]]:

@@ -45,8 +45,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return EXIT_INPUT
     progress = show_progress(args)
     started = time.perf_counter()
-    summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
-                     progress=progress)
+    if args.workers is None:
+        summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
+                         progress=progress)
+    else:
+        from collector.replay_workers import replay_partitioned
+
+        summary = replay_partitioned(args.files, config, args.workers, dlq=args.dlq,
+                                     metrics_out=args.metrics_out, progress=progress)
     elapsed = time.perf_counter() - started
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -352,6 +358,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dlq", metavar="FILE", type=kind.output_file,
                    help="append rejected, orphan and late records with reasons (JSON lines)")
     p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
+    p.add_argument("--workers", metavar="N", type=kind.positive_int,
+                   help="split the records by client_id into replay.partitions partitions "
+                        "(one engine each, as Kafka partitions) over N processes; the result "
+                        "is the same for every N (docs/architecture.md)")
     add_store(p)
     _live_judgments(p)
     add_progress(p)

@@ -183,6 +183,10 @@ SETTINGS: tuple[Setting, ...] = (
             "(most frequent first); the rest is withheld as not_scanned_yet until a later "
             "release reads it, so new text never stalls a scrape or a checkpoint.",
             must.non_negative),
+    Setting("replay.partitions", int, 4,
+            "Partitions `replay --workers` splits records into, by client_id as a Kafka "
+            "topic of this many partitions is keyed (one engine each; at most this many "
+            "workers): the result depends on it, not on the workers.", must.positive),
     Setting("store.url", str, "",
             "Per-query aggregates for the feedback job: sqlite:///PATH or postgresql://…; "
             "empty: not kept.", must.store_url, secret=True),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from collector import definitions as d
 from collector.definitions import Rate, count_of, rate_of
 from collector.ingest import accounting as acc
+from collector.ingest.accounting import PipelineStats
 from collector.outcomes import REFORMULATION_KINDS
 from collector.series.quality import QualitySeries
 
@@ -69,8 +70,14 @@ def quality_summary(series: Iterable[QualitySeries]) -> dict[str, Any]:
 
 
 def replay_summary(engine: Engine) -> dict[str, Any]:
-    stats = engine.stats
-    summary = quality_summary(engine.table.series)
+    return counts_summary(engine.table.series, engine.stats)
+
+
+def counts_summary(series: Iterable[QualitySeries], stats: PipelineStats) -> dict[str, Any]:
+    """The summary of one engine's series and stats, or of several engines' merged (a
+    ``View`` of them: replay --workers)."""
+    series = list(series)
+    summary = quality_summary(series)
     summary.update(
         records=stats.total(),
         invalid_records=stats.total(acc.INVALID),
@@ -82,9 +89,9 @@ def replay_summary(engine: Engine) -> dict[str, Any]:
         duplicates=stats.total(acc.DUPLICATE),
         ignored_records=stats.total(acc.IGNORED),
     )
-    applications = sorted({s.application for s in engine.table.series})
+    applications = sorted({s.application for s in series})
     summary["by_application"] = {
-        app: quality_summary(s for s in engine.table.series if s.application == app)
+        app: quality_summary(s for s in series if s.application == app)
         for app in applications
     }
     return summary

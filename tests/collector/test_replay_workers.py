@@ -1,0 +1,165 @@
+"""`replay --workers N`: every test log replayed over 1, 2 and 3 processes gives the same
+summary (byte for byte), exposition and dead letters; partitions are Kafka's."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from kafka.partitioner.default import DefaultPartitioner, murmur2
+
+from collector.cli import main
+from collector.config import load_config
+from collector.replay_workers import assigned, replay_partitioned
+from collector.sources.partitions import Partitioner, partition_of_key
+from tests.collector.test_properties import without_sparse_tail_retiming
+from tests.collector.test_replay_cli import _rounded, searchpulse
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "opensearch-generator-chunk.jsonl"
+# Simulator outputs of every shape the tests use: invalid records and duplicates; front ends
+# that search as you type, bots and a tracking outage; nights, a lull and an incident.
+SIMULATED = {
+    "invalid": ("--seed", "7", "--sessions", "1500", "--invalid-rate", "0.02"),
+    "front_ends": (
+        "--seed",
+        "3",
+        "--sessions",
+        "1200",
+        "--type-ahead",
+        "web,opensearch",
+        "--bot",
+        "crawler@web:25/m:0+1h",
+        "--bot",
+        "monitor@web:1/m",
+        "--bot",
+        "fleet@mobile:25x4/m:10m+30m",
+        "--tracking-outage",
+        "web:20m+10m",
+    ),
+    "nights": (
+        "--seed",
+        "5",
+        "--sessions",
+        "1500",
+        "--diurnal",
+        "--lull",
+        "5m+20m",
+        "--incident",
+        "zero_results:x5:5m+10m",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> dict[str, list[str]]:
+    """Each test log as the inputs of one replay."""
+    folder = tmp_path_factory.mktemp("logs")
+    found = {"fixture": [str(FIXTURE)]}
+    for name, args in SIMULATED.items():
+        out, truth = folder / f"{name}.jsonl", folder / f"{name}-truth.json"
+        done = searchpulse("simulate", *args, "--out", str(out), "--truth", str(truth))
+        assert done.returncode == 0, done.stderr
+        found[name] = [str(out)]
+    invalid = folder / "invalid.jsonl"
+    repeated = folder / "repeated.jsonl.gz"  # a range repeated (cat log log), compressed
+    with gzip.open(repeated, "wb") as handle:
+        handle.write(invalid.read_bytes() * 2)
+    found["repeated_gz"] = [str(repeated)]
+    second = folder / "second-host.jsonl"  # two per-host logs merged by event time
+    shutil.copy(folder / "nights.jsonl", second)
+    found["two_inputs"] = [str(folder / "front_ends.jsonl"), str(second)]
+    return found
+
+
+def _replayed(paths: list[str], workers: int, folder: Path) -> tuple[bytes, bytes, bytes]:
+    """(summary as the CLI prints it, --metrics-out, --dlq) of one replay."""
+    prom, dlq = folder / f"{workers}.prom", folder / f"{workers}.dlq"
+    summary = replay_partitioned(
+        paths, load_config(environ={}), workers, dlq=str(dlq), metrics_out=str(prom)
+    )
+    return json.dumps(summary, indent=2).encode(), prom.read_bytes(), dlq.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["fixture", *SIMULATED, "repeated_gz", "two_inputs"])
+def test_every_number_of_workers_gives_the_same_replay(logs, name, tmp_path):
+    one = _replayed(logs[name], 1, tmp_path)
+    assert json.loads(one[0])["records"] > 0
+    for workers in (2, 3):
+        assert _replayed(logs[name], workers, tmp_path) == one, f"--workers {workers}"
+
+
+def test_repeats_and_dead_letters_are_counted_once(logs, tmp_path):
+    (tmp_path / "alone").mkdir()
+    summary, prom, dlq = _replayed(logs["repeated_gz"], 2, tmp_path)
+    alone, _, alone_dlq = _replayed(logs["invalid"], 2, tmp_path / "alone")
+    got, expected = json.loads(summary), json.loads(alone)
+    repeated = got.pop("repeated_records")
+    assert got == expected
+    assert repeated[logs["repeated_gz"][0]]["records"] == expected["records"]
+    assert b"searchpulse_repeated_records_total %d.0" % expected["records"] in prom
+    assert dlq == alone_dlq and dlq.count(b"\n") >= expected["invalid_records"] > 0
+
+
+def test_partitioned_replay_equals_the_ground_truth(tmp_path):
+    log, truth = tmp_path / "ubi.jsonl", tmp_path / "truth.json"
+    done = searchpulse(
+        "simulate", "--seed", "11", "--sessions", "1500", "--out", str(log), "--truth", str(truth)
+    )
+    assert done.returncode == 0, done.stderr
+    summary = replay_partitioned([str(log)], load_config(environ={}), 2)
+    expected = json.loads(truth.read_text())
+    assert _rounded(summary) == _rounded(without_sparse_tail_retiming(summary, expected))
+
+
+def test_partitions_are_kafkas_default_partitioner():
+    class Cluster:  # the metadata DefaultPartitioner reads: a topic of 4 partitions
+        def topics(self):
+            return {"ubi"}
+
+        def partitions_for_topic(self, topic):
+            return {0, 1, 2, 3}
+
+        available_partitions_for_topic = partitions_for_topic
+
+    keys = [f"c-{n:012x}".encode() for n in range(2000)] + ["klient-ü".encode(), b"x"]
+    kafka = [DefaultPartitioner().partition("ubi", k, k, None, None, Cluster()) for k in keys]
+    assert [partition_of_key(k, 4) for k in keys] == kafka
+    assert sorted(set(kafka)) == [0, 1, 2, 3]
+    assert partition_of_key(b"c-d63592fe00e8", 4) == (murmur2(b"c-d63592fe00e8") & 0x7FFFFFFF) % 4
+
+
+def test_the_key_is_client_id_else_query_id_else_partition_0():
+    router = Partitioner(4)
+    records = [
+        b'{"client_id":"c-1","query_id":"q-9"}',
+        b'{"query_id":"q-9"}',
+        b'{"client_id":"","query_id":"q-9"}',
+        b'{"user_query":"x"}',
+        b"not json",
+        b'{"client_id":7,"query_id":"q-9"}',
+        b"[1]",
+    ]
+    expected = [partition_of_key(b"c-1", 4), *[partition_of_key(b"q-9", 4)] * 2, 0, 0, 0, 0]
+    assert router.partitions_of(records) == expected  # one bad record: each decoded alone
+    assert router.partitions_of(records[:3]) == expected[:3]  # the batch as one array
+    assert router.split(records, range(0, 4)) == {
+        p: [r for r, q in zip(records, expected, strict=True) if q == p] for p in range(4)
+    }
+
+
+def test_workers_get_contiguous_even_ranges_of_partitions():
+    assert assigned(4, 1) == [range(0, 4)]
+    assert assigned(4, 3) == [range(0, 2), range(2, 3), range(3, 4)]
+    assert assigned(5, 2) == [range(0, 3), range(3, 5)]
+
+
+def test_more_workers_than_partitions_is_a_usage_error(capsys):
+    assert main(["replay", str(FIXTURE), "--workers", "5", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--workers 5: must be 1 to replay.partitions (4)" in err
+    with pytest.raises(SystemExit) as refused:
+        main(["replay", str(FIXTURE), "--workers", "0"])
+    assert refused.value.code == 2 and "--workers" in capsys.readouterr().err
