@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 
 .PHONY: all demo install install-test setup test check lint fmt generate bench bench-store bench-kafka bench-judged \
 	bench-interleaving bench-clicks bench-experiments bench-privacy bench-replay-store \
-	bench-shutdown bench-time bench-replay-cpu \
+	bench-shutdown bench-time bench-replay-cpu bench-workers \
 	kafka-up kafka-down help
 
 help:
@@ -24,6 +24,7 @@ help:
 	@echo "make bench-time - replay cost by traffic shape: dense, sparse, nights, lulls, skewed, front_ends (AGAINST=DIR, CPU=1)"
 	@echo "make bench-replay-cpu - CPU time of searchpulse replay against another checkout (AGAINST=DIR;"
 	@echo "    INSTRUCTIONS=1: instructions under callgrind instead; LOG=FILE another log)"
+	@echo "make bench-workers - replay --workers 1 and 2 against one engine: wall, CPU, stages"
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
 	@echo "make bench-clicks - the click model's curve error against traffic, fit time"
@@ -105,6 +106,9 @@ bench-replay-cpu: install
 	$(PYTHON) -m benchmarks.replay_cpu_bench --against $(AGAINST) \
 		$(if $(INSTRUCTIONS),--instructions) $(if $(LOG),--log $(LOG)) \
 		--json benchmarks/results/replay-$(if $(INSTRUCTIONS),instructions,cpu).json
+
+bench-workers: install
+	$(PYTHON) -m benchmarks.replay_workers_bench --json benchmarks/results/replay-workers.json
 
 bench-judged: install
 	$(PYTHON) -m benchmarks.judged_bench --json benchmarks/results/judged.json

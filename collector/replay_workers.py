@@ -67,6 +67,9 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
     if config["store.url"]:
         raise ConfigError("--workers: not with --store (store.url) yet: replay into a store "
                           "without --workers")
+    if "-" in paths:
+        raise ConfigError("--workers: not with - (stdin): each worker reads every input "
+                          "itself; give the log as a file")
     merged = run_workers(paths, config, workers, dlq, False, progress)
     view = merge_views(merged.views, QueryRelease.from_config(config))
     if metrics_out:

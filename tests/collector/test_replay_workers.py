@@ -163,3 +163,11 @@ def test_more_workers_than_partitions_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as refused:
         main(["replay", str(FIXTURE), "--workers", "0"])
     assert refused.value.code == 2 and "--workers" in capsys.readouterr().err
+
+
+def test_a_store_or_stdin_with_workers_is_a_usage_error(capsys, tmp_path):
+    store = f"sqlite:///{tmp_path / 'q.db'}"
+    assert main(["replay", str(FIXTURE), "--workers", "2", "--store", store]) == 2
+    assert "--workers: not with --store (store.url) yet" in capsys.readouterr().err
+    assert main(["replay", "-", "--workers", "2"]) == 2
+    assert "--workers: not with - (stdin)" in capsys.readouterr().err
