@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
@@ -17,6 +18,8 @@ from collector.config import Config
 from collector.engine import Engine
 from collector.errors import StoreError
 from collector.exposition.metrics import Exposition
+from collector.exposition.openmetrics import OpenMetricsWriter
+from collector.exposition.scrapes import EventTimeScrapes
 from collector.exposition.summary import replay_summary
 from collector.ingest.deadletter import DeadLetterFile, DiscardWithCount
 from collector.output_files import writing
@@ -47,7 +50,7 @@ _SOURCE = "replay"  # the writer's one source: the replay's engine
 
 def replay(paths: list[str], config: Config, dlq: str | None = None,
            metrics_out: str | None = None, progress: bool = False,
-           store: str | None = None) -> dict:
+           store: str | None = None, openmetrics: ScrapeFile | None = None) -> dict:
     """Feed every record of ``paths`` to a fresh engine, close it and return the summary;
     with a store (``store`` or ``store.url``), the per-query aggregates are written there too,
     with how far each input got (collector/store/replay_progress.py): the same command after a
@@ -56,7 +59,13 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     there; everything read before is counted, flushed and written as usual, and the summary's
     ``input_error`` names the file. The store must answer at the start (nothing is read
     before); one that goes away later is waited for: its rows wait (store_writer.py), and at
-    the end the replay waits up to ``store.wait_s`` for it."""
+    the end the replay waits up to ``store.wait_s`` for it. ``openmetrics``: also write
+    what /metrics showed at every scrape through event time (collector/exposition/scrapes.py):
+    not with a store, whose resumed replay counts from where the store is, not from zero."""
+    if openmetrics is not None and (store or config["store.url"]):
+        raise StoreError("--openmetrics-out is a replay from the first record, and a replay "
+                         "into a store resumes where the store is: run it without --store "
+                         "(and store.url)")
     dead_letters = DeadLetterFile(dlq) if dlq else None
     writer = StoreWriter.from_config(config, store)
     try:
@@ -70,7 +79,9 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
             inputs = tracker.inputs + [i for i in inputs if i.head is None]
         engine = Engine(config, dead_letters,
                         query_stats=writer.new_stats() if writer is not None else None)
-        if tracker is None:
+        if tracker is None and openmetrics is not None:
+            input_error = _scraped(engine, paths, progress, inputs, openmetrics)
+        elif tracker is None:
             input_error = feed(engine, paths, progress, inputs)
         else:
             input_error = _mismatch_refused(writer, lambda: feed(
@@ -109,6 +120,33 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
                         "where the input broke off are decided when the same command is run "
                         "with the input whole", engine.sessions.pending)
     return summary
+
+
+@dataclass(frozen=True)
+class ScrapeFile:
+    """Where and how the scrapes through event time are written: the OpenMetrics file, the
+    scrape interval (s) and the target's labels (job, instance) every sample gets."""
+
+    path: str
+    interval: float
+    labels: dict[str, str]
+
+
+def _scraped(engine: Engine, paths: list[str], progress: bool, inputs: list[Input],
+             out: ScrapeFile) -> str | None:
+    """``feed``, with the exposition written to ``out`` at every scrape of event time."""
+    exposer = exposition_of(engine, inputs)
+    with writing(out.path, "--openmetrics-out", "wb") as handle:
+        writer = OpenMetricsWriter(handle, out.labels)
+        try:
+            scrapes = EventTimeScrapes(engine, exposer.render, out.interval, writer.add)
+            input_error = feed(engine, paths, progress, inputs, process=scrapes.process)
+            scrapes.finish()
+        finally:
+            writer.close()
+    log.info("%s: %d scrapes every %g s of event time", out.path, writer.scrapes,
+             out.interval)
+    return input_error
 
 
 def repeated_ranges(inputs: list[Input]) -> dict[str, dict]:
@@ -236,12 +274,17 @@ def _fingerprint(path: str) -> str:
 def exposition(engine: Engine, inputs: list[Input] | None = None) -> bytes:
     """The engine's metrics in the Prometheus text format, as a scrape would see them; with
     ``inputs``, their repeated records too."""
+    return exposition_of(engine, inputs).render()
+
+
+def exposition_of(engine: Engine, inputs: list[Input] | None = None) -> Exposition:
+    """The engine's /metrics, rendered at each ``render()`` (see ``exposition``)."""
     registry = CollectorRegistry()
     if engine.examination is not None:
         registry.register(ExaminationCollector(engine.examination))
     if inputs is not None:
         registry.register(RepeatsCollector(inputs))
-    return Exposition(engine.view, registry).render()
+    return Exposition(engine.view, registry)
 
 
 class RepeatsCollector(Collector):
