@@ -122,14 +122,18 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     return summary
 
 
-@dataclass(frozen=True)
+@dataclass
 class ScrapeFile:
     """Where and how the scrapes through event time are written: the OpenMetrics file, the
-    scrape interval (s) and the target's labels (job, instance) every sample gets."""
+    scrape interval (s) and the target's labels (job, instance) every sample gets; once
+    written, the first and last scrape's times and how many there were."""
 
     path: str
     interval: float
     labels: dict[str, str]
+    first: float | None = None
+    last: float | None = None
+    scrapes: int = 0
 
 
 def _scraped(engine: Engine, paths: list[str], progress: bool, inputs: list[Input],
@@ -138,12 +142,19 @@ def _scraped(engine: Engine, paths: list[str], progress: bool, inputs: list[Inpu
     exposer = exposition_of(engine, inputs)
     with writing(out.path, "--openmetrics-out", "wb") as handle:
         writer = OpenMetricsWriter(handle, out.labels)
+
+        def scrape(t: float, exposition: bytes) -> None:
+            writer.add(t, exposition)
+            out.first = t if out.first is None else out.first
+            out.last = t
+
         try:
-            scrapes = EventTimeScrapes(engine, exposer.render, out.interval, writer.add)
+            scrapes = EventTimeScrapes(engine, exposer.render, out.interval, scrape)
             input_error = feed(engine, paths, progress, inputs, process=scrapes.process)
             scrapes.finish()
         finally:
             writer.close()
+    out.scrapes = writer.scrapes
     log.info("%s: %d scrapes every %g s of event time", out.path, writer.scrapes,
              out.interval)
     return input_error

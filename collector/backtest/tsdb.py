@@ -54,11 +54,11 @@ class Server:
 
     def __init__(self, tools: Tools, tsdb: Path, workdir: Path) -> None:
         self.tools = tools
-        self.tsdb = tsdb
-        self.workdir = workdir
-        self.config = workdir / "prometheus.yml"
+        self.tsdb = tsdb.resolve()
+        self.workdir = workdir.resolve()
+        self.config = self.workdir / "prometheus.yml"
         self.config.write_text("global: {}\n")
-        self.log_path = workdir / "prometheus.log"
+        self.log_path = self.workdir / "prometheus.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
 

@@ -55,7 +55,6 @@ def period(text: str) -> str:
         f"expected a number of days like 90d or a date like 2026-09-01, got {text!r}")
 
 
-SCRAPE_INTERVAL_S = 15.0  # alerts/prometheus.yml's scrape_interval and evaluation_interval
 DEFAULT_SCRAPE_LABELS = (("job", "searchpulse"), ("instance", "replay"))
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}

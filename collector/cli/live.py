@@ -24,6 +24,7 @@ from collector.cli.options import (
     show_progress,
 )
 from collector.errors import BrokersUnreachable, ConfigError
+from collector.exposition.scrapes import SCRAPE_INTERVAL_S
 from collector.output_files import writing
 
 # The demo's web application searches as you type, and a crawler and an uptime monitor search
@@ -360,7 +361,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "timestamped OpenMetrics for `promtool tsdb create-blocks-from "
                         "openmetrics` (each sample with the target's labels, and up)")
     p.add_argument("--scrape-interval", metavar="DURATION", type=kind.duration,
-                   default=kind.SCRAPE_INTERVAL_S,
+                   default=SCRAPE_INTERVAL_S,
                    help="seconds of event time between two of those scrapes (15s, 1m; "
                         "default 15s, the interval alerts/prometheus.yml scrapes and "
                         "evaluates at)")

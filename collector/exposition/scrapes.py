@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # a type only: exposition reads the engine, never imports it
     from collector.engine import Engine
 
 CHUNK = 64
+# alerts/prometheus.yml scrapes and evaluates every 15 s (the generated groups set no interval)
+SCRAPE_INTERVAL_S = 15.0
 
 
 class EventTimeScrapes:

@@ -1,0 +1,136 @@
+"""A backtest from logs to firing intervals: replay's scrapes through event time backfilled into
+a TSDB (promtool), the recording rules backfilled layer by layer against a Prometheus on it
+(promtool, rules evaluated by Prometheus), then each alerting rule's expression evaluated over
+the whole period at its group's interval (Prometheus' query_range) and its states applied
+(alerting.py). Everything is written under ``workdir``."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from collector.backtest.alerting import Firing, Labels, firing
+from collector.backtest.layers import layers
+from collector.backtest.tools import find_tools
+from collector.backtest.tsdb import Server, backfill_openmetrics, backfill_rules
+from collector.config import Config
+from collector.exposition.scrapes import SCRAPE_INTERVAL_S
+from collector.replay import ScrapeFile, replay
+
+log = logging.getLogger(__name__)
+_DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+
+
+def seconds(duration: str | None) -> float:
+    """A Prometheus duration (``2m``, ``1h30m``) in seconds; none is 0."""
+    if not duration:
+        return 0.0
+    parts = _DURATION.findall(duration)
+    if "".join(n + u for n, u in parts) != duration:
+        raise ValueError(f"not a Prometheus duration: {duration!r}")
+    return sum(int(n) * _UNIT_S[u] for n, u in parts)
+
+
+@dataclass
+class AlertRule:
+    """One alerting rule of the generated groups, with its group's interval."""
+
+    name: str
+    expr: str
+    hold_s: float
+    keep_s: float
+    interval_s: float
+    labels: dict[str, str]
+
+
+@dataclass
+class Result:
+    """What a backtest found: the replay's summary, the period evaluated, and per alerting
+    rule the firing intervals of each of its label sets."""
+
+    summary: dict[str, Any]
+    start: float
+    end: float
+    firing: list[tuple[AlertRule, list[Firing]]] = field(default_factory=list)
+
+
+def alert_rules(groups: dict[str, Any]) -> list[AlertRule]:
+    found = []
+    for group in groups["groups"]:
+        interval = seconds(group.get("interval")) or SCRAPE_INTERVAL_S
+        for rule in group["rules"]:
+            if "alert" in rule:
+                found.append(AlertRule(rule["alert"], rule["expr"], seconds(rule.get("for")),
+                                       seconds(rule.get("keep_firing_for")), interval,
+                                       dict(rule.get("labels") or {})))
+    return found
+
+
+def recording_rules(groups: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
+    return [(seconds(group.get("interval")) or SCRAPE_INTERVAL_S, rule)
+            for group in groups["groups"] for rule in group["rules"] if "record" in rule]
+
+
+def run(paths: list[str], config: Config, groups: dict[str, Any], labels: dict[str, str],
+        workdir: Path, progress: bool = False) -> Result:
+    """The backtest of ``groups`` (Prometheus rule groups) over ``paths``; the scrapes get the
+    target ``labels`` the rules select. Raises ToolMissing before reading anything when
+    Prometheus or promtool is not installed."""
+    tools = find_tools()
+    workdir.mkdir(parents=True, exist_ok=True)
+    scrapes = ScrapeFile(str(workdir / "scrapes.om"), SCRAPE_INTERVAL_S, labels)
+    summary = replay(paths, config, progress=progress, openmetrics=scrapes)
+    result = Result(summary, scrapes.first or 0.0, scrapes.last or 0.0)
+    if scrapes.first is None:
+        return result
+    tsdb = workdir / "data"
+    backfill_openmetrics(tools, Path(scrapes.path), tsdb)
+    with Server(tools, tsdb, workdir) as server:
+        _record(tools, server, recording_rules(groups), result, workdir)
+        for rule in alert_rules(groups):
+            result.firing.append((rule, evaluate(server, rule, result.start, result.end)))
+    return result
+
+
+def _record(tools: Any, server: Server, rules: list[tuple[float, dict[str, Any]]],
+            result: Result, workdir: Path) -> None:
+    """Each layer of recording rules backfilled (per interval) and loaded before the next."""
+    intervals = {id(rule): interval for interval, rule in rules}
+    for n, layer in enumerate(layers(rule for _, rule in rules)):
+        for interval in sorted({intervals[id(rule)] for rule in layer}):
+            chosen = [rule for rule in layer if intervals[id(rule)] == interval]
+            rule_file = workdir / f"recording-{n}-{interval:g}s.yml"
+            rule_file.write_text(yaml.safe_dump({"groups": [
+                {"name": f"layer-{n}", "interval": f"{interval:g}s", "rules": chosen}]}))
+            out = workdir / f"blocks-{n}-{interval:g}s"
+            backfill_rules(tools, server, rule_file, result.start, result.end, interval, out)
+            server.add_blocks(out)
+            log.info("recording rules, layer %d: %d rules over %.1f h", n, len(chosen),
+                     (result.end - result.start) / 3600)
+
+
+def evaluate(server: Server, rule: AlertRule, start: float, end: float) -> list[Firing]:
+    """The rule's firing intervals: its expression at every evaluation of its group from
+    ``start`` to ``end``, each label set (with the rule's labels) through alerting.firing."""
+    answered = server.query_range(rule.expr, start, end, rule.interval_s)
+    steps = int((end - start) // rule.interval_s) + 1
+    times = [round(start + i * rule.interval_s, 3) for i in range(steps)]
+    found: list[Firing] = []
+    for labels, points in sorted(answered.items()):
+        merged = dict(labels)
+        merged.pop("__name__", None)
+        merged.update(rule.labels, alertname=rule.name)
+        found += firing({round(t, 3): v for t, v in points}, times, rule.hold_s,
+                        rule.keep_s, _sorted(merged.items()))
+    return found
+
+
+def _sorted(pairs: Iterable[tuple[str, str]]) -> Labels:
+    return tuple(sorted(pairs))
