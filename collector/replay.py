@@ -125,12 +125,14 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
 @dataclass
 class ScrapeFile:
     """Where and how the scrapes through event time are written: the OpenMetrics file, the
-    scrape interval (s) and the target's labels (job, instance) every sample gets; once
-    written, the first and last scrape's times and how many there were."""
+    scrape interval (s), the target's labels (job, instance) every sample gets and where in
+    the interval the scrapes fall (``phase`` s after its multiples); once written, the first
+    and last scrape's times and how many there were."""
 
     path: str
     interval: float
     labels: dict[str, str]
+    phase: float = 0.0
     first: float | None = None
     last: float | None = None
     scrapes: int = 0
@@ -149,7 +151,7 @@ def _scraped(engine: Engine, paths: list[str], progress: bool, inputs: list[Inpu
             out.last = t
 
         try:
-            scrapes = EventTimeScrapes(engine, exposer.render, out.interval, scrape)
+            scrapes = EventTimeScrapes(engine, exposer.render, out.interval, scrape, out.phase)
             input_error = feed(engine, paths, progress, inputs, process=scrapes.process)
             scrapes.finish()
         finally:

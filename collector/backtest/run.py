@@ -84,31 +84,61 @@ def run(paths: list[str], config: Config, groups: dict[str, Any], labels: dict[s
     target ``labels`` the rules select. Raises ToolMissing before reading anything when
     Prometheus or promtool is not installed."""
     tools = find_tools()
-    workdir.mkdir(parents=True, exist_ok=True)
-    scrapes = ScrapeFile(str(workdir / "scrapes.om"), SCRAPE_INTERVAL_S, labels)
+    tsdb = workdir / "data"
+    tsdb.mkdir(parents=True, exist_ok=True)
+    rule_file = workdir / "recording.yml"
+    with Server(tools, tsdb, workdir) as server:
+        phase = _phase(tools, server, rule_file, workdir)
+    scrapes = ScrapeFile(str(workdir / "scrapes.om"), SCRAPE_INTERVAL_S, labels, phase)
     summary = replay(paths, config, progress=progress, openmetrics=scrapes)
     result = Result(summary, scrapes.first or 0.0, scrapes.last or 0.0)
     if scrapes.first is None:
         return result
-    tsdb = workdir / "data"
     backfill_openmetrics(tools, Path(scrapes.path), tsdb)
     with Server(tools, tsdb, workdir) as server:
-        _record(tools, server, recording_rules(groups), result, workdir)
+        _record(tools, server, recording_rules(groups), result, rule_file, workdir)
         for rule in alert_rules(groups):
             result.firing.append((rule, evaluate(server, rule, result.start, result.end)))
     return result
 
 
+_GROUP = "searchpulse-backtest"
+_PHASE_RECORD = "searchpulse_backtest_phase"
+_PHASE_AT = 1_000_000_000.0  # 2001: a time no log of searchpulse reaches
+
+
+def _phase(tools: Any, server: Server, rule_file: Path, workdir: Path) -> float:
+    """Where in the scrape interval promtool evaluates the backtest's recording group: a live
+    Prometheus's group runs at its interval's multiples shifted by an offset hashed from the
+    group's name and file, and promtool backfills at those times. The scrapes are put there
+    too, so every rule reads the scrape of its own evaluation time, as promtool's rule tests
+    (and the rules of a Prometheus scraping just before evaluating) do; a rule reading a
+    scrape up to an interval old would extrapolate its rates differently."""
+    _write_group(rule_file, SCRAPE_INTERVAL_S, [{"record": _PHASE_RECORD, "expr": "vector(1)"}])
+    out = workdir / "blocks-phase"
+    backfill_rules(tools, server, rule_file, _PHASE_AT, _PHASE_AT + 4 * SCRAPE_INTERVAL_S,
+                   SCRAPE_INTERVAL_S, out)
+    server.add_blocks(out)
+    found = server.query(f"timestamp({_PHASE_RECORD})", _PHASE_AT + 4 * SCRAPE_INTERVAL_S)
+    return round(float(found[0]["value"][1]) % SCRAPE_INTERVAL_S, 3)
+
+
+def _write_group(rule_file: Path, interval: float, rules: list[dict[str, Any]]) -> None:
+    rule_file.write_text(yaml.safe_dump({"groups": [
+        {"name": _GROUP, "interval": f"{interval:g}s", "rules": rules}]}))
+
+
 def _record(tools: Any, server: Server, rules: list[tuple[float, dict[str, Any]]],
-            result: Result, workdir: Path) -> None:
-    """Each layer of recording rules backfilled (per interval) and loaded before the next."""
+            result: Result, rule_file: Path, workdir: Path) -> None:
+    """Each layer of recording rules backfilled (per interval) and loaded before the next.
+    Every layer is written as the same group in the same file: every layer is evaluated at
+    the same times (``_phase``), and a rule reads the rules below it at the evaluation they
+    were recorded at, as in one group."""
     intervals = {id(rule): interval for interval, rule in rules}
     for n, layer in enumerate(layers(rule for _, rule in rules)):
         for interval in sorted({intervals[id(rule)] for rule in layer}):
             chosen = [rule for rule in layer if intervals[id(rule)] == interval]
-            rule_file = workdir / f"recording-{n}-{interval:g}s.yml"
-            rule_file.write_text(yaml.safe_dump({"groups": [
-                {"name": f"layer-{n}", "interval": f"{interval:g}s", "rules": chosen}]}))
+            _write_group(rule_file, interval, chosen)
             out = workdir / f"blocks-{n}-{interval:g}s"
             backfill_rules(tools, server, rule_file, result.start, result.end, interval, out)
             server.add_blocks(out)
