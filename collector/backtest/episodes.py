@@ -25,6 +25,8 @@ class Episode:
     end: float  # the resolving evaluation, or the period's end while still firing
     resolved: bool
     peak: float | None  # the expression's most extreme value while firing (None: kept only)
+    labels: tuple[tuple[str, str], ...] = ()  # every label of the alert (Alertmanager's)
+    notified: float | None = None  # when Alertmanager would send it (None: always inhibited)
 
     @property
     def duration_s(self) -> float:
@@ -39,7 +41,7 @@ def episode(found: Firing, end: float, comparison: str) -> Episode:
     return Episode(labels["alertname"], labels.get("application"),
                    labels.get("severity", "none"), found.start,
                    found.end if found.end is not None else end, found.end is not None,
-                   pick(found.values) if found.values else None)
+                   pick(found.values) if found.values else None, found.labels, found.start)
 
 
 def comparison(expr: str) -> str:
@@ -86,14 +88,15 @@ def parse_incident(text: str, period_start: float) -> Incident:
 
 
 def detection(incident: Incident, episodes: list[Episode]) -> dict:
-    """The first episode of the incident's application (any, without one) that started
-    firing during it or up to DETECTION_GRACE_S after: its delay from the incident's start,
-    and whether a critical alert (a page) started in that window; an episode firing since
-    before the incident is no detection of it."""
+    """The first notification of the incident's application (any, without one) sent during
+    it or up to DETECTION_GRACE_S after: its delay from the incident's start, and whether a
+    critical one (a page) was sent in that window. An episode firing since before the
+    incident is no detection of it; an inhibited one tells nobody."""
     window = [e for e in episodes
-              if incident.start <= e.start <= incident.end + DETECTION_GRACE_S
+              if e.notified is not None and e.start >= incident.start
+              and incident.start <= e.notified <= incident.end + DETECTION_GRACE_S
               and (incident.application is None or e.application == incident.application)]
-    window.sort(key=lambda e: e.start)
+    window.sort(key=lambda e: (e.notified, e.severity != "critical"))
     pages = [e for e in window if e.severity == "critical"]
     first = window[0] if window else None
     return {
@@ -101,9 +104,9 @@ def detection(incident: Incident, episodes: list[Episode]) -> dict:
         "start": iso(incident.start), "duration_s": incident.duration_s,
         "application": incident.application,
         "detected_by": first.alert if first else None,
-        "detection_delay_s": first.start - incident.start if first else None,
+        "detection_delay_s": first.notified - incident.start if first else None,
         "paged": bool(pages),
-        "page_delay_s": pages[0].start - incident.start if pages else None,
+        "page_delay_s": pages[0].notified - incident.start if pages else None,
         "paged_by": pages[0].alert if pages else None,
     }
 

@@ -45,8 +45,10 @@ def scrape_labels(selector: str) -> dict[str, str]:
 
 
 def cmd_backtest(args: argparse.Namespace) -> int:
+    from alerts.alertmanager import alertmanager_config
     from alerts.rules import rule_groups
     from collector.backtest.episodes import parse_incident
+    from collector.backtest.inhibition import inhibit_rules
     from collector.backtest.report import report, text
     from collector.backtest.run import run
 
@@ -74,7 +76,9 @@ def cmd_backtest(args: argparse.Namespace) -> int:
         log.error("input %s: no records in it (empty): nothing to backtest",
                   ", ".join(args.files))
         return EXIT_INPUT
-    data = report(result, [parse_incident(i, result.start) for i in args.incident or ()])
+    routing = alertmanager_config(profile.deployment, profile.routing)
+    data = report(result, [parse_incident(i, result.start) for i in args.incident or ()],
+                  inhibit_rules(routing))
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")

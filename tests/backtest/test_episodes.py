@@ -23,12 +23,12 @@ def labels(alert: str, app: str, severity: str) -> tuple:
 
 def test_an_episode_peaks_at_its_most_extreme_value():
     fired = Firing(labels("Drop", "web", "warning"), T, T + 600, [0.2, 0.1, 0.15])
-    assert episode(fired, T + 3600, "<") == Episode("Drop", "web", "warning", T, T + 600,
-                                                    True, 0.1)
+    assert episode(fired, T + 3600, "<") == Episode(
+        "Drop", "web", "warning", T, T + 600, True, 0.1, fired.labels, T)
     assert episode(fired, T + 3600, ">").peak == 0.2
     still = Firing(labels("High", "web", "critical"), T, None, [])
-    assert episode(still, T + 3600, ">") == Episode("High", "web", "critical", T, T + 3600,
-                                                    False, None)
+    assert episode(still, T + 3600, ">") == Episode(
+        "High", "web", "critical", T, T + 3600, False, None, still.labels, T)
 
 
 def test_the_comparison_of_a_rule_is_its_first_operator():
@@ -53,12 +53,18 @@ def test_incidents_are_times_or_offsets_with_an_application():
 
 
 def test_detection_is_the_first_episode_of_the_application_after_the_start():
+    def sent(alert: str, app: str, severity: str, start: float, end: float,
+             notified: float | None = None) -> Episode:
+        return Episode(alert, app, severity, start, end, True, 1.0, (),
+                       start if notified is None else notified)
+
     episodes = [
-        Episode("Old", "web", "critical", T - 600, T + 7200, True, 1.0),  # fired before
-        Episode("Other", "shop", "critical", T + 60, T + 600, True, 1.0),  # another app
-        Episode("Slow", "web", "warning", T + 300, T + 900, True, 0.5),
-        Episode("Page", "web", "critical", T + 480, T + 900, True, 0.4),
-        Episode("Late", "web", "critical", T + 1800 + 1801, T + 9000, True, 0.4),
+        sent("Old", "web", "critical", T - 600, T + 7200),  # fired before
+        sent("Other", "shop", "critical", T + 60, T + 600),  # another application
+        sent("Muted", "web", "critical", T + 120, T + 900, notified=T + 1800 + 1801),
+        sent("Slow", "web", "warning", T + 300, T + 900),
+        sent("Page", "web", "critical", T + 400, T + 900, notified=T + 480),
+        sent("Late", "web", "critical", T + 1800 + 1801, T + 9000),
     ]
     incident = parse_incident("0s+30m@web", T)
     assert detection(incident, episodes) == {
