@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
@@ -18,7 +20,7 @@ from collector.config import Config
 from collector.engine import Engine
 from collector.errors import StoreError
 from collector.exposition.metrics import Exposition
-from collector.exposition.openmetrics import OpenMetricsWriter
+from collector.exposition.openmetrics import DailyFiles, OpenMetricsWriter
 from collector.exposition.scrapes import EventTimeScrapes
 from collector.exposition.summary import replay_summary
 from collector.ingest.deadletter import DeadLetterFile, DiscardWithCount
@@ -126,13 +128,18 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
 class ScrapeFile:
     """Where and how the scrapes through event time are written: the OpenMetrics file, the
     scrape interval (s), the target's labels (job, instance) every sample gets and where in
-    the interval the scrapes fall (``phase`` s after its multiples); once written, the first
-    and last scrape's times and how many there were."""
+    the interval the scrapes fall (``phase`` s after its multiples). With ``span_s``, ``path``
+    is a directory that gets one file per span of event time, each handed to ``done`` once
+    written; ``families``: only these (0.0.4 TYPE names). Once written: the first and last
+    scrape's times and how many there were."""
 
     path: str
     interval: float
     labels: dict[str, str]
     phase: float = 0.0
+    span_s: float | None = None
+    done: Callable[[Path], None] | None = None
+    families: Collection[str] | None = None
     first: float | None = None
     last: float | None = None
     scrapes: int = 0
@@ -142,20 +149,24 @@ def _scraped(engine: Engine, paths: list[str], progress: bool, inputs: list[Inpu
              out: ScrapeFile) -> str | None:
     """``feed``, with the exposition written to ``out`` at every scrape of event time."""
     exposer = exposition_of(engine, inputs)
-    with writing(out.path, "--openmetrics-out", "wb") as handle:
-        writer = OpenMetricsWriter(handle, out.labels)
+    with ExitStack() as stack:
+        if out.span_s is None:
+            handle = stack.enter_context(writing(out.path, "--openmetrics-out", "wb"))
+            writer: OpenMetricsWriter | DailyFiles = OpenMetricsWriter(
+                handle, out.labels, out.families)
+        else:
+            writer = DailyFiles(Path(out.path), out.labels, out.span_s,
+                                out.done or (lambda _: None), out.families)
+        stack.callback(writer.close)
 
         def scrape(t: float, exposition: bytes) -> None:
             writer.add(t, exposition)
             out.first = t if out.first is None else out.first
             out.last = t
 
-        try:
-            scrapes = EventTimeScrapes(engine, exposer.render, out.interval, scrape, out.phase)
-            input_error = feed(engine, paths, progress, inputs, process=scrapes.process)
-            scrapes.finish()
-        finally:
-            writer.close()
+        scrapes = EventTimeScrapes(engine, exposer.render, out.interval, scrape, out.phase)
+        input_error = feed(engine, paths, progress, inputs, process=scrapes.process)
+        scrapes.finish()
     out.scrapes = writer.scrapes
     log.info("%s: %d scrapes every %g s of event time", out.path, writer.scrapes,
              out.interval)

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from collector.backtest.alerting import Firing, Labels, firing
-from collector.backtest.layers import layers
+from collector.backtest.layers import layers, names_read
 from collector.backtest.tools import find_tools
 from collector.backtest.tsdb import Server, backfill_openmetrics, backfill_rules
 from collector.config import Config
@@ -78,23 +78,43 @@ def recording_rules(groups: dict[str, Any]) -> list[tuple[float, dict[str, Any]]
             for group in groups["groups"] for rule in group["rules"] if "record" in rule]
 
 
+DAY_S = 86400.0  # one OpenMetrics file, and one TSDB block, per day of event time
+
+
+def families_read(groups: dict[str, Any]) -> set[str]:
+    """The families (0.0.4 TYPE names) the rules' expressions read: a histogram's or
+    summary's from its _bucket, _count or _sum series."""
+    names = {name for group in groups["groups"] for rule in group["rules"]
+             for name in names_read(rule["expr"])}
+    return names | {name[:-len(suffix)] for name in names
+                    for suffix in ("_bucket", "_count", "_sum") if name.endswith(suffix)}
+
+
 def run(paths: list[str], config: Config, groups: dict[str, Any], labels: dict[str, str],
-        workdir: Path, progress: bool = False) -> Result:
+        workdir: Path, progress: bool = False, keep_scrapes: bool = False) -> Result:
     """The backtest of ``groups`` (Prometheus rule groups) over ``paths``; the scrapes get the
-    target ``labels`` the rules select. Raises ToolMissing before reading anything when
-    Prometheus or promtool is not installed."""
+    target ``labels`` the rules select and hold the families the rules read, a file a day,
+    each backfilled as soon as it is written (and removed unless ``keep_scrapes``). Raises
+    ToolMissing before reading anything when Prometheus or promtool is not installed."""
     tools = find_tools()
     tsdb = workdir / "data"
     tsdb.mkdir(parents=True, exist_ok=True)
     rule_file = workdir / "recording.yml"
     with Server(tools, tsdb, workdir) as server:
         phase = _phase(tools, server, rule_file, workdir)
-    scrapes = ScrapeFile(str(workdir / "scrapes.om"), SCRAPE_INTERVAL_S, labels, phase)
+
+    def backfill(path: Path) -> None:
+        backfill_openmetrics(tools, path, tsdb, block_hours=int(DAY_S // 3600))
+        if not keep_scrapes:
+            path.unlink()
+
+    (workdir / "scrapes").mkdir(exist_ok=True)
+    scrapes = ScrapeFile(str(workdir / "scrapes"), SCRAPE_INTERVAL_S, labels, phase,
+                         span_s=DAY_S, done=backfill, families=families_read(groups))
     summary = replay(paths, config, progress=progress, openmetrics=scrapes)
     result = Result(summary, scrapes.first or 0.0, scrapes.last or 0.0)
     if scrapes.first is None:
         return result
-    backfill_openmetrics(tools, Path(scrapes.path), tsdb)
     with Server(tools, tsdb, workdir) as server:
         _record(tools, server, recording_rules(groups), result, rule_file, workdir)
         for rule in alert_rules(groups):

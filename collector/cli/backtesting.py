@@ -65,7 +65,7 @@ def cmd_backtest(args: argparse.Namespace) -> int:
         workdir = Path(args.workdir) if args.workdir else Path(scratch)
         try:
             result = run(args.files, config, rule_groups(profile), labels, workdir,
-                         show_progress(args))
+                         show_progress(args), keep_scrapes=bool(args.workdir))
         except (ToolMissing, ToolFailed) as error:
             log.error("%s", error)
             return EXIT_TOOL
@@ -122,8 +122,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "offset from the first scrape (1h), e.g. 1h+30m@web (repeatable)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--workdir", metavar="DIR", type=kind.output_directory,
-                   help="keep the scrapes, the TSDB and the rule files here (default: a "
-                        "temporary directory, removed)")
+                   help="keep the scrapes (a file a day), the TSDB and the rule files here "
+                        "(default: a temporary directory, removed)")
     add_progress(p)
     add_common(p)
     p.set_defaults(func=cmd_backtest)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -50,11 +50,14 @@ class _Family:
 
 class OpenMetricsWriter:
     """``add(seconds, exposition)`` per scrape, in time order; ``close()`` writes the file,
-    ending with ``# EOF``. ``labels``: the target's labels (job, instance)."""
+    ending with ``# EOF``. ``labels``: the target's labels (job, instance); ``families``: the
+    only families written (their 0.0.4 TYPE names), None for all."""
 
-    def __init__(self, out: BinaryIO, labels: Mapping[str, str]) -> None:
+    def __init__(self, out: BinaryIO, labels: Mapping[str, str],
+                 families: Collection[str] | None = None) -> None:
         self.out = out
         self.labels = target_labels(labels)
+        self.families = None if families is None else {f.encode() for f in families}
         self._spools = tempfile.TemporaryDirectory(prefix="searchpulse-openmetrics-")
         self._families: dict[bytes, _Family] = {}
         self.scrapes = 0
@@ -83,10 +86,13 @@ class OpenMetricsWriter:
                     family.spool.write(b"".join(lines))
                     lines = []
                 _, _, name, kind = line.split(b" ", 3)
+                if self.families is not None and name not in self.families:
+                    family = None
+                    continue
                 family = self._families.get(name) or self._family(name, _head(name, kind,
                                                                               exposition))
                 continue
-            if not line or line.startswith(b"#"):
+            if family is None or not line or line.startswith(b"#"):
                 continue
             brace = line.find(b"{")
             if brace >= 0:
@@ -149,3 +155,48 @@ def _head(name: bytes, kind: bytes, exposition: bytes) -> bytes:
         end = exposition.find(b"\n", start)
         text = exposition[start + len(b"# HELP ") + len(name) + 1:end].replace(b'"', b'\\"')
     return b"# HELP " + family + b" " + text + b"\n# TYPE " + family + b" " + kind + b"\n"
+
+
+class DailyFiles:
+    """Scrapes in one OpenMetrics file per ``span_s`` of event time (aligned to its multiples
+    in Unix time), each handed to ``done(path)`` once written: promtool reads a whole file into
+    memory and backfills it block by block, so a month is backfilled a day at a time."""
+
+    def __init__(self, directory: Path, labels: Mapping[str, str], span_s: float,
+                 done: Callable[[Path], None], families: Collection[str] | None = None) -> None:
+        self.directory = directory
+        self.labels = labels
+        self.span_s = span_s
+        self.done = done
+        self.families = families
+        self.scrapes = 0
+        self._writer: OpenMetricsWriter | None = None
+        self._handle: BinaryIO | None = None
+        self._path: Path | None = None
+        self._until = float("-inf")
+
+    def add(self, seconds: float, exposition: bytes) -> None:
+        if seconds >= self._until:
+            self._finish()
+            start = seconds - seconds % self.span_s
+            self._until = start + self.span_s
+            self._path = self.directory / f"scrapes-{int(start)}.om"
+            self._handle = open(self._path, "wb")  # closed in _finish
+            self._writer = OpenMetricsWriter(self._handle, self.labels, self.families)
+        self._writer.add(seconds, exposition)
+        self.scrapes += 1
+
+    def _finish(self) -> None:
+        if self._writer is None:
+            return
+        writer, handle, path = self._writer, self._handle, self._path
+        self._writer = self._handle = self._path = None
+        try:
+            writer.close()
+        finally:
+            handle.close()
+        self.done(path)
+
+    def close(self) -> None:
+        """The last file written and handed on."""
+        self._finish()

@@ -108,7 +108,8 @@ def test_firing_intervals_are_promtools_own_evaluation(incident_log, tmp_path):
     config = load_config(None, {}, extra=SETTINGS, environ={})
     groups = rule_groups(load_profile(environ={}))
     result = run([str(incident_log)], config, groups,
-                 {"job": "searchpulse", "instance": "backtest"}, tmp_path / "work")
+                 {"job": "searchpulse", "instance": "backtest"}, tmp_path / "work",
+                 keep_scrapes=True)
     origin = result.start  # promtool's step k: the backtest's evaluation k, at scrape k
     steps = int((result.end - origin) // 15) + 1
     firing_at: dict[tuple[str, int], list[dict]] = defaultdict(list)
@@ -135,8 +136,9 @@ def test_firing_intervals_are_promtools_own_evaluation(incident_log, tmp_path):
         "group_eval_order": [g["name"] for g in rules["groups"]],
         "tests": [{
             "interval": "15s",
-            "input_series": promtool_series((tmp_path / "work" / "scrapes.om").read_text(),
-                                            result.start, steps),
+            "input_series": promtool_series("".join(
+                path.read_text() for path in (tmp_path / "work" / "scrapes").iterdir()),
+                result.start, steps),
             "alert_rule_test": [
                 {"eval_time": f"{step * 15}s", "alertname": name,
                  "exp_alerts": [{"exp_labels": labels}

@@ -44,3 +44,15 @@ def test_the_generated_rules_layer_in_six():
         for r in layer:
             assert names_read(r["expr"]) & recorded <= below
         below |= {r["record"] for r in layer}
+
+
+def test_the_scrapes_hold_the_families_the_rules_read():
+    from collector.backtest.run import families_read
+
+    groups = {"groups": [{"rules": [
+        rule("a:x", 'sum(rate(searchpulse_searches_total{job="x"}[5m]))'),
+        {"alert": "Slow", "expr": "histogram_quantile(0.99, rate(lat_seconds_bucket[5m])) > 1"},
+    ]}]}
+    found = families_read(groups)
+    assert {"searchpulse_searches_total", "lat_seconds", "lat_seconds_bucket"} <= found
+    assert "searchpulse_clicks_total" not in found

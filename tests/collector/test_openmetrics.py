@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from collector.exposition.openmetrics import OpenMetricsWriter, timestamp
+from collector.exposition.openmetrics import DailyFiles, OpenMetricsWriter, timestamp
 
 SCRAPE_1 = b"""# HELP searches_total Searches "decided".
 # TYPE searches_total counter
@@ -123,3 +123,29 @@ def test_scrape_options_are_checked(simulated, tmp_path):
                        "--store", f"sqlite:///{tmp_path / 'q.db'}")
     assert done.returncode == 2
     assert b"--openmetrics-out is a replay from the first record" in done.stderr
+
+
+def test_only_the_families_asked_for_are_written():
+    out = io.BytesIO()
+    writer = OpenMetricsWriter(out, {"job": "j"}, families={"searches_total", "lat"})
+    writer.add(1_767_600_000, SCRAPE_1)
+    writer.close()
+    names = {line.split(b"{")[0] for line in out.getvalue().splitlines()
+             if not line.startswith(b"#")}
+    assert names == {b"up", b"searches_total", b"lat_bucket", b"lat_count", b"lat_sum"}
+
+
+def test_a_file_a_day_each_handed_on_when_written(tmp_path):
+    written: list[tuple[str, int]] = []
+
+    def done(path):
+        written.append((path.name, path.read_bytes().count(b"\nup{")))
+
+    files = DailyFiles(tmp_path, {"job": "j"}, 86400, done)
+    day = 1_767_571_200  # 2026-01-05T00:00:00Z
+    for t in (day + 86385, day + 86400, day + 86415, day + 2 * 86400 + 30):
+        files.add(t, SCRAPE_1)
+    assert written == [(f"scrapes-{day}.om", 1), (f"scrapes-{day + 86400}.om", 2)]
+    files.close()
+    assert written[-1] == (f"scrapes-{day + 2 * 86400}.om", 1)
+    assert files.scrapes == 4
