@@ -97,3 +97,14 @@ class ExperimentError(ValueError):
 class OutputError(OSError):
     """A file the command writes could not be written to its end (a full disk, a quota, a
     device that refuses it) after it was opened; the message names the flag and the file."""
+
+
+# raised by collector/backtest/tools.py
+class ToolMissing(RuntimeError):
+    """A program the command runs (Prometheus, promtool) is not installed; the message says
+    how to install it."""
+
+
+# raised by collector/backtest/tsdb.py
+class ToolFailed(RuntimeError):
+    """Prometheus or promtool refused what it was given; the message holds what it said."""

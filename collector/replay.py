@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
@@ -18,6 +20,8 @@ from collector.config import Config
 from collector.engine import Engine
 from collector.errors import StoreError
 from collector.exposition.metrics import Exposition
+from collector.exposition.openmetrics import DailyFiles, OpenMetricsWriter
+from collector.exposition.scrapes import EventTimeScrapes
 from collector.exposition.summary import replay_summary
 from collector.exposition.view import View
 from collector.ingest.deadletter import DeadLetterFile, DiscardWithCount
@@ -49,7 +53,7 @@ _SOURCE = "replay"  # the writer's one source: the replay's engine
 
 def replay(paths: list[str], config: Config, dlq: str | None = None,
            metrics_out: str | None = None, progress: bool = False,
-           store: str | None = None) -> dict:
+           store: str | None = None, openmetrics: ScrapeFile | None = None) -> dict:
     """Feed every record of ``paths`` to a fresh engine, close it and return the summary;
     with a store (``store`` or ``store.url``), the per-query aggregates are written there too,
     with how far each input got (collector/store/replay_progress.py): the same command after a
@@ -58,7 +62,13 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
     there; everything read before is counted, flushed and written as usual, and the summary's
     ``input_error`` names the file. The store must answer at the start (nothing is read
     before); one that goes away later is waited for: its rows wait (store_writer.py), and at
-    the end the replay waits up to ``store.wait_s`` for it."""
+    the end the replay waits up to ``store.wait_s`` for it. ``openmetrics``: also write
+    what /metrics showed at every scrape through event time (collector/exposition/scrapes.py):
+    not with a store, whose resumed replay counts from where the store is, not from zero."""
+    if openmetrics is not None and (store or config["store.url"]):
+        raise StoreError("--openmetrics-out is a replay from the first record, and a replay "
+                         "into a store resumes where the store is: run it without --store "
+                         "(and store.url)")
     dead_letters = DeadLetterFile(dlq) if dlq else None
     writer = StoreWriter.from_config(config, store)
     try:
@@ -72,7 +82,9 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
             inputs = tracker.inputs + [i for i in inputs if i.head is None]
         engine = Engine(config, dead_letters,
                         query_stats=writer.new_stats() if writer is not None else None)
-        if tracker is None:
+        if tracker is None and openmetrics is not None:
+            input_error = _scraped(engine, paths, progress, inputs, openmetrics)
+        elif tracker is None:
             input_error = feed(engine, paths, progress, inputs)
         else:
             input_error = _mismatch_refused(writer, lambda: feed(
@@ -135,6 +147,55 @@ def warn_empty(inputs: list[InputReport]) -> None:
         for source in inputs:
             if not source.records and not source.failed:
                 log.warning("input %s: no records in it (empty)", input_name(source.path))
+
+
+@dataclass
+class ScrapeFile:
+    """Where and how the scrapes through event time are written: the OpenMetrics file, the
+    scrape interval (s), the target's labels (job, instance) every sample gets and where in
+    the interval the scrapes fall (``phase`` s after its multiples). With ``span_s``, ``path``
+    is a directory that gets one file per span of event time, each handed to ``done`` once
+    written; ``families``: only these (0.0.4 TYPE names). Once written: the first and last
+    scrape's times and how many there were."""
+
+    path: str
+    interval: float
+    labels: dict[str, str]
+    phase: float = 0.0
+    span_s: float | None = None
+    done: Callable[[Path], None] | None = None
+    families: Collection[str] | None = None
+    first: float | None = None
+    last: float | None = None
+    scrapes: int = 0
+
+
+def _scraped(engine: Engine, paths: list[str], progress: bool, inputs: list[Input],
+             out: ScrapeFile) -> str | None:
+    """``feed``, with the exposition written to ``out`` at every scrape of event time."""
+    exposer = exposition_of(engine, inputs)
+    with ExitStack() as stack:
+        if out.span_s is None:
+            handle = stack.enter_context(writing(out.path, "--openmetrics-out", "wb"))
+            writer: OpenMetricsWriter | DailyFiles = OpenMetricsWriter(
+                handle, out.labels, out.families)
+        else:
+            writer = DailyFiles(Path(out.path), out.labels, out.span_s,
+                                out.done or (lambda _: None), out.families)
+        stack.callback(writer.close)
+
+        def scrape(t: float, exposition: bytes) -> None:
+            writer.add(t, exposition)
+            out.first = t if out.first is None else out.first
+            out.last = t
+
+        scrapes = EventTimeScrapes(engine, exposer.render, out.interval, scrape, out.phase)
+        input_error = feed(engine, paths, progress, inputs, process=scrapes.process)
+        scrapes.finish()
+    out.scrapes = writer.scrapes
+    log.info("%s: %d scrapes every %g s of event time", out.path, writer.scrapes,
+             out.interval)
+    return input_error
 
 
 def repeated_ranges(inputs: list[InputReport]) -> dict[str, dict]:
@@ -267,22 +328,37 @@ def exposition(engine: Engine, inputs: list[InputReport] | None = None) -> bytes
 def rendered(view: View, examination: ExaminationFile | None,
              inputs: list[InputReport] | None) -> bytes:
     """The counts of ``view`` (of one engine, or of several merged) in the text format."""
+    repeated = None if inputs is None else sum(i.repeated for i in inputs)
+    return _exposition(lambda: view, examination,
+                       None if repeated is None else lambda: repeated).render()
+
+
+def exposition_of(engine: Engine, inputs: list[Input]) -> Exposition:
+    """The engine's /metrics as the replay goes, rendered at each ``render()`` (the scrapes
+    through event time), with the inputs' repeated records so far."""
+    return _exposition(engine.view, engine.examination,
+                       lambda: sum(i.repeats.repeated for i in inputs))
+
+
+def _exposition(view: Callable[[], View], examination: ExaminationFile | None,
+                repeated: Callable[[], int] | None) -> Exposition:
     registry = CollectorRegistry()
     if examination is not None:
         registry.register(ExaminationCollector(examination))
-    if inputs is not None:
-        registry.register(RepeatsCollector(sum(i.repeated for i in inputs)))
-    return Exposition(lambda: view, registry).render()
+    if repeated is not None:
+        registry.register(RepeatsCollector(repeated))
+    return Exposition(view, registry)
 
 
 class RepeatsCollector(Collector):
-    """``searchpulse_repeated_records_total``: the records of the inputs' repeated ranges."""
+    """``searchpulse_repeated_records_total``: the records of the inputs' repeated ranges
+    (``repeated``: how many, when scraped)."""
 
-    def __init__(self, repeated: int) -> None:
+    def __init__(self, repeated: Callable[[], int]) -> None:
         self.repeated = repeated
 
     def collect(self) -> Iterable[Metric]:
-        yield d.REPEATED_RECORDS.metric(self.repeated)
+        yield d.REPEATED_RECORDS.metric(self.repeated())
 
 
 def _counting_bytes(batches: Iterable[list[bytes]], bar: tqdm) -> Iterator[list[bytes]]:

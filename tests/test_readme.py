@@ -78,6 +78,10 @@ def test_run_blocks_succeed_and_leave_what_they_promise(ran):
     assert set(cases) == {("evaluate.nDCG(gains={2:3,3:7})@10", "all"), ("evaluate.R@100", "all")}
     assert isinstance(cases[("evaluate.nDCG(gains={2:3,3:7})@10", "all")].result[0], Failure)
     assert cases[("evaluate.R@100", "all")].is_passed
+    # the backtest ran the profile's rules over the log on Prometheus
+    assert (ran / "scrapes.om").read_text().endswith("\n# EOF\n")
+    backtest = json.loads((ran / "backtest.json").read_text())
+    assert backtest["searches"] > 0 and backtest["incidents"][0]["incident"] == "10m+5m"
     assert (ran / "summary.md").read_text().startswith("### ❌ searchpulse evaluate")
 
 

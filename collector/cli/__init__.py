@@ -1,7 +1,8 @@
 """``searchpulse``: one command, a subcommand per job. Wiring only: the work lives elsewhere.
 
 Exit codes: 0 success · 1 unexpected failure · 2 usage or configuration error · 3 input
-unreadable · 4 evaluate's gate: a significant regression · 130 interrupted.
+unreadable · 4 evaluate's gate: a significant regression · 5 backtest: Prometheus or promtool
+missing or failed · 130 interrupted.
 
 One module per subcommand group (live, mining, judgments, evaluation, deployment, configuration),
 each adding its subcommands to the parser and holding their handlers; ``options`` holds what they
@@ -21,6 +22,7 @@ from collector.cli import (
     arguments as kind,
 )
 from collector.cli import (
+    backtesting,
     configuration,
     deployment,
     evaluation,
@@ -51,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search-quality monitoring from OpenSearch UBI events.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Settings (config file key, environment variable):\n" + settings_help
-        + "\n\nExit codes: 0 ok, 1 failure, 2 usage/configuration error, 3 input unreadable.",
+        + "\n\nExit codes: 0 ok, 1 failure, 2 usage/configuration error, 3 input unreadable, "
+        "5 Prometheus or promtool missing or failed (backtest).",
     )
     parser.add_argument("--version", action="version", version=f"searchpulse {__version__}")
     parser.add_argument("--log-level", default=os.environ.get("SEARCHPULSE_LOG_LEVEL", "INFO"),
@@ -64,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     judgments.add_commands(sub)
     evaluation.add_commands(sub)
     deployment.add_commands(sub)
+    backtesting.add_commands(sub)
     configuration.add_commands(sub)
     return parser
 

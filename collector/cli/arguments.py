@@ -55,6 +55,32 @@ def period(text: str) -> str:
         f"expected a number of days like 90d or a date like 2026-09-01, got {text!r}")
 
 
+DEFAULT_SCRAPE_LABELS = (("job", "searchpulse"), ("instance", "replay"))
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+def duration(text: str) -> float:
+    """A duration in seconds: a number, or one with ms, s, m or h (``15s``, ``1m``)."""
+    found = _DURATION.fullmatch(text.strip())
+    seconds = float(found.group(1)) * _UNIT_S[found.group(2)] if found else 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration > 0 like 15s, 1m or 30 (seconds), got {text!r}")
+    return seconds
+
+
+def label_pair(text: str) -> tuple[str, str]:
+    """``NAME=VALUE``: a Prometheus label name (not __-prefixed, which Prometheus keeps for
+    itself) and any value."""
+    name, sep, value = text.partition("=")
+    if not sep or not _LABEL.fullmatch(name) or name.startswith("__"):
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=VALUE with a label name like job or instance, got {text!r}")
+    return name, value
+
+
 def log_level(text: str) -> str:
     """``--log-level`` (default SEARCHPULSE_LOG_LEVEL): one of Python's level names."""
     level = text.strip().upper()

@@ -24,6 +24,7 @@ from collector.cli.options import (
     show_progress,
 )
 from collector.errors import BrokersUnreachable, ConfigError
+from collector.exposition.scrapes import SCRAPE_INTERVAL_S
 from collector.output_files import writing
 
 # The demo's web application searches as you type, and a crawler and an uptime monitor search
@@ -45,9 +46,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return EXIT_INPUT
     progress = show_progress(args)
     started = time.perf_counter()
+    scrapes = None
+    if args.openmetrics_out:
+        from collector.replay import ScrapeFile
+
+        scrapes = ScrapeFile(args.openmetrics_out, args.scrape_interval,
+                             dict(args.scrape_label or kind.DEFAULT_SCRAPE_LABELS))
     if args.workers is None:
         summary = replay(args.files, config, dlq=args.dlq, metrics_out=args.metrics_out,
-                         progress=progress)
+                         progress=progress, openmetrics=scrapes)
+    elif scrapes is not None:
+        raise ConfigError("--workers: not with --openmetrics-out yet (the scrapes through "
+                          "event time are one engine's): write them without --workers")
     else:
         from collector.replay_workers import replay_partitioned
 
@@ -355,6 +365,20 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--metrics-out", metavar="FILE", type=kind.output_file,
                    help="write the final /metrics exposition to FILE")
+    p.add_argument("--openmetrics-out", metavar="FILE", type=kind.output_file,
+                   help="write what /metrics showed at every scrape through event time, as "
+                        "timestamped OpenMetrics for `promtool tsdb create-blocks-from "
+                        "openmetrics` (each sample with the target's labels, and up)")
+    p.add_argument("--scrape-interval", metavar="DURATION", type=kind.duration,
+                   default=SCRAPE_INTERVAL_S,
+                   help="seconds of event time between two of those scrapes (15s, 1m; "
+                        "default 15s, the interval alerts/prometheus.yml scrapes and "
+                        "evaluates at)")
+    p.add_argument("--scrape-label", metavar="NAME=VALUE", type=kind.label_pair,
+                   action="append",
+                   help="a target label of those samples (repeatable; default "
+                        "job=searchpulse and instance=replay: the rules' default selector "
+                        "is job=\"searchpulse\")")
     p.add_argument("--dlq", metavar="FILE", type=kind.output_file,
                    help="append rejected, orphan and late records with reasons (JSON lines)")
     p.add_argument("--strata-file", metavar="CSV", help="query,stratum file (strata.file)")
