@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import Metric
@@ -217,7 +217,16 @@ def repeated_ranges(inputs: list[InputReport]) -> dict[str, dict]:
     return named
 
 
-def feed(engine: Engine, paths: list[str], progress: bool = False,
+class Fed(Protocol):
+    """What ``feed`` drives: an engine, or the engines of one worker's partitions
+    (replay_workers.PartitionGroup), fed batch by batch and closed at the end."""
+
+    def process_all(self, batch: list[bytes]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def feed(engine: Fed, paths: list[str], progress: bool = False,
          inputs: list[Input] | None = None, until: int | None = None,
          process: Callable[[Iterator[list[bytes]]], None] | None = None,
          resumable: bool = False, label: str = "replay") -> str | None:
@@ -246,7 +255,7 @@ def feed(engine: Engine, paths: list[str], progress: bool = False,
     return input_error
 
 
-def _each(engine: Engine, batches: Iterator[list[bytes]]) -> None:
+def _each(engine: Fed, batches: Iterator[list[bytes]]) -> None:
     for batch in batches:
         engine.process_all(batch)
 

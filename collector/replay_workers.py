@@ -179,7 +179,7 @@ def run_worker(
 
     group = PartitionGroup(config, mine, dlq_dir, with_store, config["store.shown_depth"])
     inputs = open_inputs(paths)
-    input_error = feed(group, paths, progress, inputs)  # type: ignore[arg-type]
+    input_error = feed(group, paths, progress, inputs)
     return WorkerResult(group.results(), input_error, reported(inputs) if report_inputs else [])
 
 

@@ -68,27 +68,29 @@ def _two_digit_words() -> dict[str, str]:
             for unit, words in units.items():
                 add(value + unit, *(name + join + word for word in words for join in joins))
 
+    def teens(words: str) -> None:
+        for n, word in enumerate(words.split()):
+            add(10 + n, word)
+
+    def unit_first(names: str, units: list[str], join: str) -> None:
+        """Tens said unit first, joined (de einundzwanzig, nl eenentwintig)."""
+        for n, name in enumerate(names.split(), start=2):
+            add(n * 10, name)
+            for unit, word in enumerate(units, start=1):
+                add(n * 10 + unit, f"{word}{join}{name}")
+
     english = {n: [w] for n, w in enumerate(
         "one two three four five six seven eight nine".split(), start=1)}
-    for n, word in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-                             "eighteen nineteen".split()):
-        add(10 + n, word)
+    teens("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen")
     tens(2, "twenty thirty forty fifty sixty seventy eighty ninety", english, ("",))
     # de: einundzwanzig, zweiunddreißig (ß or ss; ü as u, as the canonical form reads it)
-    for n, word in enumerate("zehn elf zwolf dreizehn vierzehn funfzehn sechzehn siebzehn "
-                             "achtzehn neunzehn".split()):
-        add(10 + n, word)
+    teens("zehn elf zwolf dreizehn vierzehn funfzehn sechzehn siebzehn achtzehn neunzehn")
+    german_tens = "zwanzig dreissig vierzig funfzig sechzig siebzig achtzig neunzig"
     german_units = "ein zwei drei vier funf sechs sieben acht neun".split()
-    for n, name in enumerate("zwanzig dreissig vierzig funfzig sechzig siebzig achtzig "
-                             "neunzig".split(), start=2):
-        for spelling in {name, name.replace("ss", "\u00df")}:
-            add(n * 10, spelling)
-            for unit, word in enumerate(german_units, start=1):
-                add(n * 10 + unit, f"{word}und{spelling}")
+    for spelling in (german_tens, german_tens.replace("ss", "\u00df")):
+        unit_first(spelling, german_units, "und")
     # es: once … diecinueve, veintiuno … veintinueve, treinta y cuatro
-    for n, word in enumerate("diez once doce trece catorce quince dieciseis diecisiete "
-                             "dieciocho diecinueve".split()):
-        add(10 + n, word)
+    teens("diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve")
     spanish = {1: ["uno", "un", "una"], **{n: [w] for n, w in enumerate(
         "dos tres cuatro cinco seis siete ocho nueve".split(), start=2)}}
     add(20, "veinte")
@@ -106,9 +108,8 @@ def _two_digit_words() -> dict[str, str]:
     tens(2, "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa", portuguese,
          ("e", ""))
     # it: ventuno, ventotto (the tens' vowel elided before uno and otto), trentaquattro
-    for n, word in enumerate("dieci undici dodici tredici quattordici quindici sedici "
-                             "diciassette diciotto diciannove".split()):
-        add(10 + n, word)
+    teens("dieci undici dodici tredici quattordici quindici sedici diciassette diciotto "
+          "diciannove")
     for n, name in enumerate("venti trenta quaranta cinquanta sessanta settanta ottanta "
                              "novanta".split(), start=2):
         add(n * 10, name)
@@ -118,16 +119,15 @@ def _two_digit_words() -> dict[str, str]:
     # fr: dix-sept, vingt et un, soixante-douze, quatre-vingt-dix-huit; be/ch septante,
     # huitante, octante, nonante
     french = "un deux trois quatre cinq six sept huit neuf".split()
-    teens = "dix onze douze treize quatorze quinze seize dixsept dixhuit dixneuf".split()
-    for n, word in enumerate(teens):
-        add(10 + n, word)
+    french_teens = "dix onze douze treize quatorze quinze seize dixsept dixhuit dixneuf"
+    teens(french_teens)
 
     def french_tens(value: int, name: str, with_teens: bool = False) -> None:
         add(value, name)
         for unit, word in enumerate(french, start=1):
             add(value + unit, name + word, *([name + "et" + word] if unit == 1 else []))
         if with_teens:
-            for n, word in enumerate(teens):
+            for n, word in enumerate(french_teens.split()):
                 add(value + 10 + n, name + word, *([name + "et" + word] if n == 1 else []))
 
     for n, name in enumerate("vingt trente quarante cinquante".split(), start=2):
@@ -140,27 +140,18 @@ def _two_digit_words() -> dict[str, str]:
             french_tens(value, name)
     # nl: the unit first, joined by "en" (vierendertig, eenentwintig, tweeëntwintig as
     # tweeentwintig: the canonical form has no diaeresis)
-    for n, word in enumerate("tien elf twaalf dertien veertien vijftien zestien zeventien "
-                             "achttien negentien".split()):
-        add(10 + n, word)
-    dutch_units = "een twee drie vier vijf zes zeven acht negen".split()
-    for n, name in enumerate("twintig dertig veertig vijftig zestig zeventig tachtig "
-                             "negentig".split(), start=2):
-        add(n * 10, name)
-        for unit, word in enumerate(dutch_units, start=1):
-            add(n * 10 + unit, f"{word}en{name}")
+    teens("tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien")
+    unit_first("twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+               "een twee drie vier vijf zes zeven acht negen".split(), "en")
     # pl: dwanaście, trzydzieści cztery (the tens, then the unit as a word of its own)
-    for n, word in enumerate("dziesiec jedenascie dwanascie trzynascie czternascie pietnascie "
-                             "szesnascie siedemnascie osiemnascie dziewietnascie".split()):
-        add(10 + n, word)
+    teens("dziesiec jedenascie dwanascie trzynascie czternascie pietnascie szesnascie "
+          "siedemnascie osiemnascie dziewietnascie")
     polish = {n: [w] for n, w in enumerate(
         "jeden dwa trzy cztery piec szesc siedem osiem dziewiec".split(), start=1)}
     tens(2, "dwadziescia trzydziesci czterdziesci piecdziesiat szescdziesiat siedemdziesiat "
             "osiemdziesiat dziewiecdziesiat", polish, ("",))
     # sv: tolv, trettiofyra (written together), åttio as attio
-    for n, word in enumerate("tio elva tolv tretton fjorton femton sexton sjutton arton "
-                             "nitton".split()):
-        add(10 + n, word)
+    teens("tio elva tolv tretton fjorton femton sexton sjutton arton nitton")
     swedish = {1: ["ett", "en"], **{n: [w] for n, w in enumerate(
         "tva tre fyra fem sex sju atta nio".split(), start=2)}}
     tens(2, "tjugo trettio fyrtio femtio sextio sjuttio attio nittio", swedish, ("",))
