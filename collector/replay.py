@@ -76,8 +76,8 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         tracker = None
         if writer is not None:
             writer.connect()
-            _refuse_legacy(writer, paths)
-            tracker = _mismatch_refused(writer, lambda: ReplayProgress(
+            refuse_legacy(writer, paths)
+            tracker = mismatch_refused(writer, lambda: ReplayProgress(
                 inputs, writer.inputs()))
             inputs = tracker.inputs + [i for i in inputs if i.head is None]
         engine = Engine(config, dead_letters,
@@ -87,16 +87,16 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         elif tracker is None:
             input_error = feed(engine, paths, progress, inputs)
         else:
-            input_error = _mismatch_refused(writer, lambda: feed(
+            input_error = mismatch_refused(writer, lambda: feed(
                 engine, paths, progress, inputs, tracker.until,
                 lambda batches: _into_store(engine, batches, writer, tracker,
                                             config["store.wait_s"]),
                 resumable=True))
-            _mismatch_refused(writer, tracker.finish)
+            mismatch_refused(writer, tracker.finish)
             # after a break the replay stays unfinished, as a crash there would leave it
             marks = tracker.marks(engine.final_before() if input_error else None)
             writer.flush({_SOURCE: engine.query_stats}, inputs=marks)
-            _written(writer, config["store.wait_s"])
+            all_written(writer, config["store.wait_s"])
     finally:
         if dead_letters:
             dead_letters.close()
@@ -260,7 +260,7 @@ def _each(engine: Fed, batches: Iterator[list[bytes]]) -> None:
         engine.process_all(batch)
 
 
-def _written(writer: StoreWriter, wait_s: float) -> None:
+def all_written(writer: StoreWriter, wait_s: float) -> None:
     """Every row waiting in the store, waiting for it up to ``wait_s`` while it is away;
     else an error (what the store holds stays: the same command resumes from there)."""
     if not writer.write_all(wait_s):
@@ -291,20 +291,25 @@ def _into_store(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWri
         elif writer.due(stats.values()):
             writer.flush(stats, inputs=tracker.marks(engine.final_before()))
             if writer.full:
-                _written(writer, wait_s)
+                all_written(writer, wait_s)
 
 
-def _mismatch_refused(writer: StoreWriter, step: Callable[[], T]) -> T:
+def mismatch_refused(writer: StoreWriter, step: Callable[[], T]) -> T:
     """``step``, with an input that is not what the store counted refused by name."""
     try:
         return step()
     except InputMismatch as mismatch:
-        raise StoreError(f"store {redact(writer.url)}: {mismatch} (it begins with the "
-                         "first record of an input the store holds): not replayed into it, "
-                         "nothing was written (use another store)") from None
+        raise refusal(writer, mismatch) from None
 
 
-def _refuse_legacy(writer: StoreWriter, paths: list[str]) -> None:
+def refusal(writer: StoreWriter, mismatch: InputMismatch) -> StoreError:
+    """The error of an input that is not what the store counted."""
+    return StoreError(f"store {redact(writer.url)}: {mismatch} (it begins with the first "
+                      "record of an input the store holds): not replayed into it, nothing "
+                      "was written (use another store)")
+
+
+def refuse_legacy(writer: StoreWriter, paths: list[str]) -> None:
     """Inputs a store written by an earlier version marked as held are refused."""
     held = {topic for topic, _ in writer.offsets(_LEGACY_GROUP)}
     again = [p for p in paths if p != "-" and held and _fingerprint(p) in held]

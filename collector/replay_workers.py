@@ -15,6 +15,7 @@ exposition and the store rows are those of one process, byte for byte.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import shutil
@@ -27,20 +28,36 @@ from typing import Any
 
 from collector.config import Config
 from collector.engine import Engine
-from collector.errors import ConfigError
+from collector.errors import ConfigError, InputMismatch, StoreError
 from collector.exposition.summary import counts_summary
 from collector.exposition.view import View, merge_views
 from collector.ingest.deadletter import DeadLetterFile
 from collector.output_files import writing
-from collector.replay import InputReport, feed, rendered, repeated_ranges, reported, warn_empty
+from collector.privacy.redaction import redact
+from collector.replay import (
+    InputReport,
+    all_written,
+    feed,
+    mismatch_refused,
+    refusal,
+    refuse_legacy,
+    rendered,
+    repeated_ranges,
+    reported,
+    warn_empty,
+)
 from collector.series.examination import ExaminationFile
 from collector.series.judged_relevance import JudgmentsFile
 from collector.series.zero_result_queries import QueryRelease
 from collector.sources.files import open_inputs
 from collector.sources.partitions import Partitioner
 from collector.store.query_stats import Key, QueryRow, QueryStats
+from collector.store.query_store import InputMark
+from collector.store.replay_progress import ReplayProgress
+from collector.store.store_writer import StoreWriter
 
 PARTITIONS_KEY = "replay.partitions"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -56,6 +73,8 @@ class WorkerResult:
     partitions: list[PartitionResult]
     input_error: str | None
     inputs: list[InputReport] = field(default_factory=list)
+    marks: list[InputMark] = field(default_factory=list)  # every input complete (a store)
+    held: dict[str, int] = field(default_factory=dict)  # input → records the store held
 
 
 def replay_partitioned(paths: list[str], config: Config, workers: int,
@@ -63,26 +82,74 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
                        progress: bool = False) -> dict:
     """``replay`` (collector/replay.py) of ``replay.partitions`` engines over ``workers``
     processes: the summary of their counts merged, the top queries released from all of
-    them together (as a collector of several partitions releases them)."""
-    if config["store.url"]:
-        raise ConfigError("--workers: not with --store (store.url) yet: replay into a store "
-                          "without --workers")
+    them together (as a collector of several partitions releases them). With a store
+    (``store.url``), the partitions' rows are written at the end, merged in partition order,
+    with every input marked complete, in one transaction: nothing is written before, so a
+    crash leaves the store as it was and the same command starts over (see ``_into_store``)."""
     if "-" in paths:
         raise ConfigError("--workers: not with - (stdin): each worker reads every input "
                           "itself; give the log as a file")
-    merged = run_workers(paths, config, workers, dlq, False, progress)
+    writer = StoreWriter.from_config(config)
+    try:
+        stored = _stored(writer, paths) if writer is not None else None
+        merged = run_workers(paths, config, workers, dlq, stored, progress)
+        if writer is not None:
+            _into_store(writer, merged, config)
+    except InputMismatch as mismatch:  # a worker found an input that is not the store's
+        if writer is None:
+            raise
+        raise refusal(writer, mismatch) from None
+    finally:
+        if writer is not None:
+            writer.close()
     view = merge_views(merged.views, QueryRelease.from_config(config))
     if metrics_out:
         with writing(metrics_out, "--metrics-out", "wb") as handle:
             handle.write(rendered(view, ExaminationFile.from_config(config), merged.inputs))
     summary = counts_summary(view.series, view.stats)
     warn_empty(merged.inputs)
+    if merged.held:
+        summary["already_in_store"] = merged.held
     repeated = repeated_ranges(merged.inputs)
     if repeated:
         summary["repeated_records"] = repeated
     if merged.input_error:
         summary["input_error"] = merged.input_error
     return summary
+
+
+def _stored(writer: StoreWriter, paths: list[str]) -> dict[str, InputMark]:
+    """What the store holds of replays' inputs, once it is known that the workers can go on
+    from there: every refusal of a replay into a store (an earlier version's marks, an
+    input beginning like a held one, two inputs the same) is made here, before a worker
+    starts; so is an interrupted replay's, which only the command that began it can finish
+    (its rows are one engine's, a ``--workers`` replay's the partitions')."""
+    writer.connect()
+    refuse_legacy(writer, paths)
+    stored = writer.inputs()
+    tracker = mismatch_refused(writer, lambda: ReplayProgress(
+        open_inputs(paths, digest=True), stored))
+    if tracker.until is not None:
+        raise StoreError(f"store {redact(writer.url)} holds an interrupted replay of "
+                         f"{', '.join(tracker.held)} (without --workers): finish it with the "
+                         "command that began it, without --workers")
+    return stored
+
+
+def _into_store(writer: StoreWriter, merged: Merged, config: Config) -> None:
+    """The partitions' rows, in partition order, and every input complete, in one write
+    (waited for up to ``store.wait_s``). Not after an input broke off: a replay into a store
+    finishes the searches open at a break only with the intact input, and the workers have
+    no position they can all resume from, so nothing is written and the store stays as it
+    was, for the same command with the input whole."""
+    if merged.input_error:
+        log.error("nothing written to the store %s: an input broke off (replay --workers "
+                  "writes a store only from inputs read to their end)", redact(writer.url))
+        return
+    depth = config["store.shown_depth"]
+    writer.flush({p: QueryStats.holding(rows, depth) for p, rows in merged.rows.items()},
+                 inputs=merged.marks)
+    all_written(writer, config["store.wait_s"])
 
 
 def assigned(partitions: int, workers: int) -> list[range]:
@@ -111,9 +178,7 @@ def check_workers(workers: int, config: Config) -> None:
 class PartitionGroup:
     """The engines of one worker's partitions, fed batch by batch as one engine is."""
 
-    def __init__(
-        self, config: Config, mine: range, dlq_dir: str | None, with_store: bool, shown_depth: int
-    ) -> None:
+    def __init__(self, config: Config, mine: range, dlq_dir: str | None, with_store: bool) -> None:
         self.mine = mine
         self.router = Partitioner(config[PARTITIONS_KEY])
         judgments = (
@@ -131,7 +196,7 @@ class PartitionGroup:
             p: Engine(
                 config,
                 self.sinks.get(p),
-                query_stats=QueryStats(shown_depth) if with_store else None,
+                query_stats=QueryStats(config["store.shown_depth"]) if with_store else None,
                 judgments=judgments,
                 examination=examination,
             )
@@ -171,16 +236,25 @@ def run_worker(
     config: Config,
     mine: range,
     dlq_dir: str | None,
-    with_store: bool,
+    stored: dict[str, InputMark] | None,
     progress: bool,
     report_inputs: bool,
 ) -> WorkerResult:
-    """One worker's replay: every input read, its partitions' records fed to their engines."""
-
-    group = PartitionGroup(config, mine, dlq_dir, with_store, config["store.shown_depth"])
-    inputs = open_inputs(paths)
+    """One worker's replay: every input read, its partitions' records fed to their engines.
+    ``stored`` (a replay into a store): what the store holds of the inputs, skipped as a
+    replay into it skips it (collector/store/replay_progress.py), every worker alike."""
+    inputs = open_inputs(paths, digest=stored is not None)
+    tracker = None
+    if stored is not None:
+        tracker = ReplayProgress(inputs, stored, announce=False)  # the parent announced it
+        inputs = tracker.inputs + [i for i in inputs if i.head is None]
+    group = PartitionGroup(config, mine, dlq_dir, stored is not None)
     input_error = feed(group, paths, progress, inputs)
-    return WorkerResult(group.results(), input_error, reported(inputs) if report_inputs else [])
+    result = WorkerResult(group.results(), input_error, reported(inputs) if report_inputs else [])
+    if tracker is not None and report_inputs:
+        result.marks = [] if input_error else tracker.marks()
+        result.held = tracker.held
+    return result
 
 
 def _child(conn: Connection, *args: Any) -> None:
@@ -199,9 +273,11 @@ class Merged:
     """The partitions' results put together, in partition order."""
 
     views: list[View]
-    rows: list[dict[Key, QueryRow]]
+    rows: dict[int, dict[Key, QueryRow]]  # per partition (a replay into a store)
     input_error: str | None
     inputs: list[InputReport]
+    marks: list[InputMark]
+    held: dict[str, int]
 
 
 def run_workers(
@@ -209,7 +285,7 @@ def run_workers(
     config: Config,
     workers: int,
     dlq: str | None,
-    with_store: bool,
+    stored: dict[str, InputMark] | None,
     progress: bool,
 ) -> Merged:
     """Fork ``workers`` processes over the partitions and gather what they computed; the
@@ -217,7 +293,7 @@ def run_workers(
     check_workers(workers, config)
     dlq_dir = tempfile.mkdtemp(prefix="searchpulse-dlq-") if dlq else None
     try:
-        results = list(_gather(paths, config, workers, dlq_dir, with_store, progress))
+        results = list(_gather(paths, config, workers, dlq_dir, stored, progress))
         parts = sorted((p for r in results for p in r.partitions), key=lambda p: p.partition)
         if dlq:
             with open(dlq, "ab") as out:
@@ -228,11 +304,14 @@ def run_workers(
     finally:
         if dlq_dir:
             shutil.rmtree(dlq_dir, ignore_errors=True)
+    first = results[0]
     return Merged(
         [p.view for p in parts],
-        [p.rows for p in parts if p.rows is not None],
-        results[0].input_error,
-        results[0].inputs,
+        {p.partition: p.rows for p in parts if p.rows is not None},
+        first.input_error,
+        first.inputs,
+        first.marks,
+        first.held,
     )
 
 
@@ -241,7 +320,7 @@ def _gather(
     config: Config,
     workers: int,
     dlq_dir: str | None,
-    with_store: bool,
+    stored: dict[str, InputMark] | None,
     progress: bool,
 ) -> Iterator[WorkerResult]:
     """Each worker's result, in worker order; a worker's exception is raised here."""
@@ -251,7 +330,7 @@ def _gather(
         receive, send = context.Pipe(duplex=False)
         process = context.Process(
             target=_child,
-            args=(send, paths, config, mine, dlq_dir, with_store, progress and w == 0, w == 0),
+            args=(send, paths, config, mine, dlq_dir, stored, progress and w == 0, w == 0),
             name=f"searchpulse-replay-{w}",
         )
         process.start()

@@ -107,6 +107,14 @@ class QueryStats:
         self._batch = 8 * shown_depth  # the cap of `shown`, and of `shown_at` (× 4)
         self._pages = 4 * shown_depth  # distinct pages kept before they are counted
 
+    @classmethod
+    def holding(cls, rows: dict[Key, QueryRow], shown_depth: int = 10) -> QueryStats:
+        """Rows drained elsewhere (a replay worker's, received whole), for a store writer to
+        drain again."""
+        stats = cls(shown_depth)
+        stats.rows = rows
+        return stats
+
     def row(self, ts: float, application: str, normalized: str) -> QueryRow:
         key = (int(ts // 86400), application, normalized)
         row = self.rows.get(key)

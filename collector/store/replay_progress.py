@@ -49,7 +49,10 @@ class ReplayProgress:
     """The inputs of one replay into a store: where each starts, whether the replay is still
     catching up with an interrupted one, and the positions each flush records."""
 
-    def __init__(self, inputs: list[Input], stored: dict[str, InputMark]) -> None:
+    def __init__(self, inputs: list[Input], stored: dict[str, InputMark],
+                 announce: bool = True) -> None:
+        """``announce``: log what the store holds of each input (once per replay: a worker
+        of ``replay --workers`` that skips the same records says nothing)."""
         self.inputs = [i for i in inputs if i.head is not None]  # empty inputs name nothing
         self.run = uuid.uuid4().hex
         self.until: int | None = None  # records in all at which a resumed replay caught up
@@ -66,9 +69,10 @@ class ReplayProgress:
                     source.expect(mark.high_records, mark.high_digest)
                     source.skip(mark.high_records)
                     self.held[input_name(source.path)] = mark.high_records
-                    log.warning("input %s: its first %d records are in the store already "
-                                "(counted by an earlier replay): not counted again",
-                                input_name(source.path), mark.high_records)
+                    if announce:
+                        log.warning("input %s: its first %d records are in the store already "
+                                    "(counted by an earlier replay): not counted again",
+                                    input_name(source.path), mark.high_records)
         self._buckets: deque[list[Any]] = deque([[self._cut(), float("-inf")]])
 
     def _resume(self, runs: set[str], ours: dict[str, InputMark],

@@ -1,5 +1,7 @@
 """`replay --workers N`: every test log replayed over 1, 2 and 3 processes gives the same
-summary (byte for byte), exposition and dead letters; partitions are Kafka's."""
+summary (byte for byte), exposition and dead letters; partitions are Kafka's; into a store
+(SQLite, a real PostgreSQL) the same rows, a grown log continued, a broken input written
+only once whole, what a replay into a store refuses refused."""
 
 from __future__ import annotations
 
@@ -13,10 +15,14 @@ from kafka.partitioner.default import DefaultPartitioner, murmur2
 
 from collector.cli import main
 from collector.config import load_config
+from collector.errors import StoreError
+from collector.replay import replay
 from collector.replay_workers import assigned, replay_partitioned
 from collector.sources.partitions import Partitioner, partition_of_key
+from collector.store.query_store import InputMark, open_store
 from tests.collector.test_properties import without_sparse_tail_retiming
 from tests.collector.test_replay_cli import _rounded, searchpulse
+from tests.collector.test_replay_resume import _rows
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "opensearch-generator-chunk.jsonl"
 # Simulator outputs of every shape the tests use: invalid records and duplicates; front ends
@@ -72,6 +78,18 @@ def logs(tmp_path_factory) -> dict[str, list[str]]:
     shutil.copy(folder / "nights.jsonl", second)
     found["two_inputs"] = [str(folder / "front_ends.jsonl"), str(second)]
     return found
+
+
+def _marks(url: str) -> list[InputMark]:
+    store = open_store(url, read_only=True)
+    try:
+        return sorted(store.inputs().values(), key=lambda mark: mark.ordinal)
+    finally:
+        store.close()
+
+
+def _records(path: str) -> int:
+    return sum(1 for line in Path(path).read_bytes().splitlines() if line.strip())
 
 
 def _replayed(paths: list[str], workers: int, folder: Path) -> tuple[bytes, bytes, bytes]:
@@ -165,9 +183,114 @@ def test_more_workers_than_partitions_is_a_usage_error(capsys):
     assert refused.value.code == 2 and "--workers" in capsys.readouterr().err
 
 
-def test_a_store_or_stdin_with_workers_is_a_usage_error(capsys, tmp_path):
-    store = f"sqlite:///{tmp_path / 'q.db'}"
-    assert main(["replay", str(FIXTURE), "--workers", "2", "--store", store]) == 2
-    assert "--workers: not with --store (store.url) yet" in capsys.readouterr().err
+def test_stdin_with_workers_is_a_usage_error(capsys):
     assert main(["replay", "-", "--workers", "2"]) == 2
     assert "--workers: not with - (stdin)" in capsys.readouterr().err
+
+
+# -- into a store ---------------------------------------------------------------------------
+
+
+def _into_store(paths: list[str], workers: int, url: str, dlq: Path | None = None) -> dict:
+    config = load_config(environ={}, overrides={"store.url": url})
+    return replay_partitioned(paths, config, workers, dlq=str(dlq) if dlq else None)
+
+
+def test_a_store_from_any_number_of_workers_holds_the_same_rows(logs, store_url, tmp_path):
+    """The partitions' rows merged in partition order: the same rows for every N, floats
+    included, every input complete; the summary and dead letters those of the replay
+    without a store."""
+    paths = logs["two_inputs"]
+    plain, _, plain_dlq = _replayed(paths, 2, tmp_path)
+    got = {}
+    for workers in (1, 2, 3):
+        url = store_url if workers == 2 else f"sqlite:///{tmp_path / f'{workers}.db'}"
+        dlq = tmp_path / f"store-{workers}.dlq"
+        summary = _into_store(paths, workers, url, dlq)
+        assert json.dumps(summary, indent=2).encode() == plain, f"--workers {workers}"
+        assert dlq.read_bytes() == plain_dlq
+        got[workers] = _rows(url)
+        assert [(m.high_records, m.complete) for m in _marks(url)] == [
+            (_records(p), True) for p in paths
+        ]
+    assert got[1] == got[2] == got[3]
+    assert sum(r["searches"] for r in got[1].values()) == json.loads(plain)["searches"] > 0
+
+
+def test_a_grown_log_continues_with_workers_where_the_store_stopped(logs, tmp_path):
+    lines = Path(logs["nights"][0]).read_bytes().splitlines(keepends=True)
+    cut = len(lines) * 3 // 5
+    growing, rest = tmp_path / "growing.jsonl", tmp_path / "rest.jsonl"
+    growing.write_bytes(b"".join(lines[:cut]))
+    rest.write_bytes(b"".join(lines[cut:]))
+    grown, expected = (f"sqlite:///{tmp_path / name}" for name in ("grown.db", "e.db"))
+    for url in (grown, expected):
+        _into_store([str(growing)], 2, url)
+    growing.write_bytes(b"".join(lines))  # the log grew
+    summary = _into_store([str(growing)], 2, grown)
+    assert summary["already_in_store"] == {str(growing): cut}
+    assert summary["records"] == len(lines) - cut
+    assert _into_store([str(rest)], 2, expected)["records"] == len(lines) - cut
+    assert _rows(grown) == _rows(expected)
+    again = _into_store([str(growing)], 3, grown)  # held whole: nothing to do
+    assert (again["records"], again["already_in_store"]) == (0, {str(growing): len(lines)})
+    assert _rows(grown) == _rows(expected)
+
+
+def test_an_input_that_breaks_off_writes_nothing_until_it_is_whole(logs, tmp_path):
+    """No position every worker can resume from: the store stays as it was, and the same
+    command with the input whole writes what one clean run writes."""
+    whole = Path(logs["front_ends"][0]).read_bytes()
+    cut = tmp_path / "cut.jsonl.gz"
+    packed = gzip.compress(whole)
+    cut.write_bytes(packed[: len(packed) * 2 // 3])
+    url, clean = f"sqlite:///{tmp_path / 'store.db'}", f"sqlite:///{tmp_path / 'clean.db'}"
+    summary = _into_store([str(cut)], 2, url)
+    assert "input_error" in summary and summary["records"] > 0
+    assert _rows(url) == {} and _marks(url) == []
+    cut.write_bytes(packed)  # the same input, whole
+    _into_store([str(cut)], 2, url)
+    _into_store(logs["front_ends"], 2, clean)
+    assert _rows(url) == _rows(clean) != {}
+
+
+def test_what_a_replay_into_the_store_refuses_workers_refuse_before_writing(
+    logs, tmp_path, capsys
+):
+    lines = Path(logs["invalid"][0]).read_bytes().splitlines(keepends=True)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    _into_store(logs["invalid"], 2, url)
+    before = _rows(url)
+    edited = tmp_path / "edited.jsonl"  # one record changed near the end
+    edited.write_bytes(
+        b"".join([*lines[:-3], lines[-3].replace(b"{", b'{"edited": 1, ', 1), *lines[-2:]])
+    )
+    shorter = tmp_path / "shorter.jsonl"
+    shorter.write_bytes(b"".join(lines[:100]))
+    for path, message in (
+        (edited, "not the ones the store counted"),
+        (shorter, f"ends after 100 records, the store counted {len(lines)}"),
+        (Path(logs["invalid"][0]), "begin with the same record"),
+    ):
+        paths = [str(path)] if path != Path(logs["invalid"][0]) else [str(path), str(shorter)]
+        with pytest.raises(StoreError, match=message):
+            _into_store(paths, 2, url)
+    assert _rows(url) == before
+    assert main(["replay", str(edited), "--workers", "2", "--store", url, "--no-progress"]) == 2
+    assert "use another store" in capsys.readouterr().err
+
+
+def test_an_interrupted_replay_without_workers_is_not_finished_with_them(logs, tmp_path):
+    """Its rows are one engine's: the partitions' would not continue them."""
+    whole = Path(logs["nights"][0]).read_bytes()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(whole[: len(whole) // 2] + b'{"query_id": "cut mid-rec')
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    config = load_config(environ={}, overrides={"store.url": url})
+    assert "input_error" in replay([str(cut)], config)
+    before = _rows(url)
+    assert before and not _marks(url)[0].complete
+    cut.write_bytes(whole)
+    with pytest.raises(StoreError, match="interrupted replay of .* finish it with the command"):
+        _into_store([str(cut)], 2, url)
+    assert _rows(url) == before
