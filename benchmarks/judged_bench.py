@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.collector_bench import CACHE, simulated_log
+from benchmarks.command import command_module
 from benchmarks.store_bench import child
 from collector.sources.simulator import SimulationSpec, Simulator, ranked
 
@@ -97,11 +98,16 @@ def gate_inputs(directory: Path) -> tuple[Path, Path, Path, Path]:
     return judgments, topics, *runs
 
 
-GATE = ("import sys\nfrom collector.cli import main\n"
-        "main(['evaluate', '--judgments', sys.argv[1], '--topics', sys.argv[2], '--run', "
-        "sys.argv[3], '--run', sys.argv[4], '--json'])")
-# the same, importing the package from the directory named last (a baseline's tree)
-GATE_FROM = "import sys\nsys.path.insert(0, sys.argv.pop())\n" + GATE
+def gate(module: str = "searchpulse") -> str:
+    """The offline gate run by the command in ``module`` (benchmarks.command)."""
+    return (f"import sys\nfrom {module} import main\n"
+            "main(['evaluate', '--judgments', sys.argv[1], '--topics', sys.argv[2], '--run', "
+            "sys.argv[3], '--run', sys.argv[4], '--json'])")
+
+
+def gate_from(tree: Path) -> str:
+    """The gate importing the packages of ``tree`` (a baseline's), named last on its command."""
+    return "import sys\nsys.path.insert(0, sys.argv.pop())\n" + gate(command_module(tree))
 
 
 def gate_against(baseline: Path, rounds: int) -> dict[str, object]:
@@ -113,7 +119,7 @@ def gate_against(baseline: Path, rounds: int) -> dict[str, object]:
         order = ("baseline", "this") if number % 2 == 0 else ("this", "baseline")
         for which in order:
             extra = (str(baseline.resolve()),) if which == "baseline" else ()
-            runs[which].append(child(GATE_FROM if extra else GATE, *inputs, *extra))
+            runs[which].append(child(gate_from(baseline) if extra else gate(), *inputs, *extra))
         wall_b, _, cpu_b = runs["baseline"][-1]
         wall_t, _, cpu_t = runs["this"][-1]
         print(f"round {number + 1}: baseline {wall_b:.1f} s wall / {cpu_b:.1f} s CPU, "
@@ -203,7 +209,7 @@ def main() -> None:
         print(f"replay {plain[-1]:,.0f} rec/s, with judgments {judged[-1]:,.0f} rec/s "
               f"(× {ratios[-1]:.3f}), set loaded in {loads[-1]:.2f} s CPU")
     inputs = gate_inputs(CACHE)
-    wall, rss, cpu = child(GATE, *map(str, inputs))
+    wall, rss, cpu = child(gate(), *map(str, inputs))
     print(f"evaluate, 2 runs × {GATE_QUERIES:,} queries: {wall:.1f} s wall, {cpu:.1f} s CPU, "
           f"{rss / 2**20:.0f} MiB peak")
     result = {

@@ -38,14 +38,14 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.collector_bench import simulated_log
-
-_REPLAY = "import sys; from collector.cli import main; sys.exit(main())"
+from benchmarks.command import running_main
 
 
 def cpu_of_replay(tree: Path, log: Path) -> float:
     """CPU seconds of one replay of ``log`` by the checkout at ``tree`` (its exit must be 0)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", _REPLAY, "replay", str(log)], cwd=tree, check=True,
+    subprocess.run([sys.executable, "-c", running_main(tree), "replay", str(log)], cwd=tree,
+                   check=True,
                    env={**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"},
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -55,7 +55,7 @@ def cpu_of_replay(tree: Path, log: Path) -> float:
 # What would make two runs of one checkout execute different instructions (module docstring).
 _STILL = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 _UNBOUNDED_SCAN = ("--set", "privacy.scan_budget_ms=3600000")
-_PACKAGES = ("collector", "feedback")
+_PACKAGES = ("searchpulse", "collector", "feedback")  # those the tree has
 
 
 def instructions_of_replay(tree: Path, log: Path) -> int:
@@ -65,8 +65,8 @@ def instructions_of_replay(tree: Path, log: Path) -> int:
         sys.exit("--instructions needs valgrind (Debian: apt-get install valgrind)")
     fixed_layout = ["setarch", "-R"] if shutil.which("setarch") else []
     done = subprocess.run([*fixed_layout, valgrind, "--tool=callgrind",
-                           "--callgrind-out-file=/dev/null", sys.executable, "-c", _REPLAY,
-                           "replay", *_UNBOUNDED_SCAN, str(log)], cwd=tree,
+                           "--callgrind-out-file=/dev/null", sys.executable, "-c",
+                           running_main(tree), "replay", *_UNBOUNDED_SCAN, str(log)], cwd=tree,
                           check=True, capture_output=True, text=True,
                           env={**os.environ, **_STILL, "PYTHONPATH": str(tree)})
     return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
@@ -77,7 +77,7 @@ def _at_one_path(tree: Path) -> Path:
     (its bytecode written first, so no measured run counts a compile)."""
     place = Path(tempfile.gettempdir()) / "searchpulse-instructions"
     shutil.rmtree(place, ignore_errors=True)
-    for package in _PACKAGES:
+    for package in (name for name in _PACKAGES if (tree / name).is_dir()):
         shutil.copytree(tree / package, place / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     return place
@@ -94,8 +94,8 @@ def instructions(trees: dict[str, Path], log: Path) -> dict[str, object]:
         first.flush()
         for name, tree in trees.items():
             place = _at_one_path(tree)
-            subprocess.run([sys.executable, "-c", _REPLAY, "replay", first.name], cwd=place,
-                           check=True, env={**os.environ, "PYTHONPATH": str(place)},
+            subprocess.run([sys.executable, "-c", running_main(place), "replay", first.name],
+                           cwd=place, check=True, env={**os.environ, "PYTHONPATH": str(place)},
                            capture_output=True)
             start[name] = instructions_of_replay(place, Path(first.name))
             work[name] = instructions_of_replay(place, log) - start[name]

@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.command import command_module
 from testbed.process import free_port, http_ok
 
 _GIVE_UP_S = 60.0
@@ -42,7 +43,7 @@ def _stop(process: subprocess.Popen) -> float:
 
 def _collect(source: Path, bootstrap: str, port: int, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers", bootstrap,
+        [sys.executable, "-m", command_module(source), "collect", "--bootstrap-servers", bootstrap,
          "--metrics-port", str(port), *extra], cwd=source,
         env={**os.environ, "PYTHONPATH": str(source)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

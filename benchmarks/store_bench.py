@@ -140,7 +140,7 @@ LOAD_ONLY = ("import sys; from collector.store.query_store import open_store; "
              "store = open_store(sys.argv[1], read_only=True); "
              "print(len(store.application_totals(sys.argv[2])), "
              "len(store.totals(sys.argv[2], 2)), len(store.query_volumes(sys.argv[2], 2)))")
-JOB = ("import sys; from collector.cli import main; "
+JOB = ("import sys; from searchpulse import main; "
        "sys.exit(main(['feedback', '--store', sys.argv[1], '--since', sys.argv[2], "
        "'--out', sys.argv[3], '--no-progress']))")
 

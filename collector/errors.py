@@ -1,7 +1,7 @@
 """Every error class of searchpulse, in one place, each saying what is unusable.
 
-The CLI turns them into exit codes (collector/cli/__init__.py ``main`` and the commands' handlers;
-tests/collector/test_cli_errors.py pins every case): a setting, an argument or a file of
+The CLI turns them into exit codes (searchpulse/__init__.py ``main`` and the commands' handlers;
+tests/searchpulse/test_errors.py pins every case): a setting, an argument or a file of
 settings that is unusable is a usage or configuration error (exit 2), an input that cannot be
 read to its end is exit 3, a regression found by ``evaluate``'s gate is exit 4. Each message
 names the key, the file or the line, so the one line the CLI prints is enough to fix it.

@@ -1,7 +1,7 @@
 """Progress on stderr for a command that can run longer than a couple of seconds: a bar of
 what is counted where the amount is known (bytes of a replay, sessions of a simulation), else
 of the job's named steps. Whether it is shown is the command's ``--progress`` (default: when
-stderr is a terminal; collector/cli/options.py ``show_progress``): a bar never reaches a log
+stderr is a terminal; searchpulse/options.py ``show_progress``): a bar never reaches a log
 file or a pipe unless asked for."""
 
 from __future__ import annotations

@@ -16,13 +16,13 @@ import time
 
 import pytest
 
-from collector.cli import EXIT_OK, main
 from collector.config import load_config
 from collector.engine import Engine
 from collector.outcomes import normalize_query
 from collector.privacy.canonical import canonical
 from collector.replay import exposition, replay
 from collector.store.query_store import open_store
+from searchpulse import EXIT_OK, main
 from tests.conftest import UBI
 from tests.hostile_text import page_text, variants
 

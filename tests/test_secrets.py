@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from collector.cli import EXIT_OK, main
 from collector.privacy.redaction import redact
+from searchpulse import EXIT_OK, main
 from tests.conftest import UBI
 
 SECRET = "Sw0rdf1sh"

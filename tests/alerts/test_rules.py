@@ -15,9 +15,9 @@ import yaml
 from alerts.build import GENERATED, build
 from alerts.config import ALERTS as ALERT_ROWS
 from alerts.config import AlertRow, ConfigError, Profile, Windows, load_profile
-from collector.cli import main as cli
 from collector.series.quality import latency_buckets
 from dashboards.build import GENERATED as DASHBOARDS
+from searchpulse import main as cli
 from testbed.process import require
 
 ALERTS = Path(__file__).parents[2] / "alerts"

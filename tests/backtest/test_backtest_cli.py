@@ -26,7 +26,7 @@ INCIDENT = "2026-01-05T09:20:00Z+10m@web"
 
 
 def searchpulse(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collector.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "searchpulse", *args], capture_output=True,
                           text=True, check=False, env=env)
 
 

@@ -20,7 +20,7 @@ _SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+) (\S+)$")
 
 
 def searchpulse(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collector.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "searchpulse", *args], capture_output=True,
                           text=True, check=False)
 
 

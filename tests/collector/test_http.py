@@ -132,9 +132,9 @@ def test_listen_address_forms():
 
 @pytest.mark.parametrize("command", ["collect", "demo"])
 def test_every_serving_command_takes_the_exporter_flags(command, tmp_path):
-    from collector.cli import build_parser
-    from collector.cli.live import _web
-    from collector.cli.options import read_settings as _settings
+    from searchpulse import build_parser
+    from searchpulse.live import _web
+    from searchpulse.options import read_settings as _settings
 
     args = build_parser().parse_args([command, "--web.listen-address", "127.0.0.1:9100",
                                       "--web.config.file", str(tmp_path / "web.yml")])

@@ -110,7 +110,7 @@ def test_the_replay_of_a_truncated_log_counts_every_complete_search(ubi, tmp_pat
     complete = _readable_prefix("bzip2", cut).count(b"\n")
     path = tmp_path / "ubi.jsonl.bz2"
     path.write_bytes(cut)
-    done = subprocess.run([sys.executable, "-m", "collector.cli", "replay", str(path), "--json",
+    done = subprocess.run([sys.executable, "-m", "searchpulse", "replay", str(path), "--json",
                            "--no-progress"], capture_output=True, text=True, check=False)
     assert done.returncode == 3, done.stderr
     assert f"input {path}: " in done.stderr
@@ -135,7 +135,7 @@ def test_compression_is_told_by_content_on_stdin_too(ubi, tmp_path):
     text = b"\n".join(lines) + b"\n"
     answers = []
     for data in (text, gzip.compress(text), bz2.compress(text), zstd.compress(text)):
-        done = subprocess.run([sys.executable, "-m", "collector.cli", "replay", "-", "--json"],
+        done = subprocess.run([sys.executable, "-m", "searchpulse", "replay", "-", "--json"],
                               input=data, capture_output=True, check=False)
         assert done.returncode == 0, done.stderr
         answers.append(json.loads(done.stdout))

@@ -101,7 +101,7 @@ def test_the_judgment_set_is_reloaded_on_change(tmp_path, monkeypatch, caplog):
 
 
 def test_an_unusable_judgments_file_at_start_names_the_setting(tmp_path, capsys):
-    from collector.cli import EXIT_USAGE, main
+    from searchpulse import EXIT_USAGE, main
 
     log = tmp_path / "ubi.jsonl"
     log.write_text("")

@@ -1,6 +1,6 @@
-"""The layers hold: nothing under collector/ imports feedback, alerts or dashboards (the
-judgment readers live in collector/judgments/, below both), except collector/cli/, the command's
-wiring, which sits above every part; and the parts of collector/ (its stage folders and its
+"""The layers hold: nothing under collector/ imports feedback, alerts, dashboards or the command
+(searchpulse/, the wiring above every part; the judgment readers live in collector/judgments/,
+below both), with no exception; and the parts of collector/ (its stage folders and its
 top-level modules) import each other without a cycle. An import inside a function counts (the
 loop issue 27 removed was made of those), so do relative imports and ``importlib.import_module``
 of a literal name; an import under ``if TYPE_CHECKING:`` never runs, so it does not."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ABOVE_THE_COLLECTOR = ("feedback", "alerts", "dashboards")
+ABOVE_THE_COLLECTOR = ("feedback", "alerts", "dashboards", "searchpulse")
 
 
 def module_name(path: Path) -> str:
@@ -65,9 +65,8 @@ def _imports(path: Path) -> set[str]:
     return imported(path, name if path.name == "__init__.py" else name.rpartition(".")[0])
 
 
-def collector_modules(with_cli: bool = False) -> list[Path]:
-    return [path for path in sorted((ROOT / "collector").rglob("*.py"))
-            if with_cli or "cli" not in path.relative_to(ROOT / "collector").parts[:1]]
+def collector_modules() -> list[Path]:
+    return sorted((ROOT / "collector").rglob("*.py"))
 
 
 def part(module: str) -> str | None:
@@ -92,7 +91,7 @@ def test_the_parts_of_the_collector_import_each_other_without_a_cycle() -> None:
     shared module, exposition ↔ engine through a type) means a part cannot be read, tested or
     moved without the other."""
     graph: dict[str, set[str]] = {}
-    for path in collector_modules(with_cli=True):
+    for path in collector_modules():
         source = part(module_name(path))
         if source is None:
             continue
@@ -106,8 +105,7 @@ def test_the_parts_of_the_collector_import_each_other_without_a_cycle() -> None:
         pytest.fail(f"an import cycle between parts of collector/: {error.args[1]}")
     # the record's path reads bottom-up: each stage is below the ones that take its output
     assert (order.index("ingest") < order.index("clock") < order.index("engine")
-            and order.index("series") < order.index("sessions") < order.index("engine")
-            < order.index("cli"))
+            and order.index("series") < order.index("sessions") < order.index("engine"))
 
 
 def test_the_judgment_package_sits_below_the_stages() -> None:

@@ -80,7 +80,7 @@ def test_timestamps_are_seconds_to_the_millisecond():
 
 
 def searchpulse(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collector.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "searchpulse", *args], capture_output=True,
                           check=False)
 
 

@@ -158,7 +158,7 @@ def test_replay_cli_survives_poison_and_names_a_truncated_file(ubi, tmp_path):
     truncated = tmp_path / "cut.jsonl.gz"
     truncated.write_bytes(gzip.compress(b"\n".join(
         ubi.query(f"t{i}", "desk", 10 + i, client=f"t{i}") for i in range(2000)))[:3000])
-    done = subprocess.run([sys.executable, "-m", "collector.cli", "replay", str(good),
+    done = subprocess.run([sys.executable, "-m", "searchpulse", "replay", str(good),
                            str(cr_only), str(truncated), "--json", "--no-progress"],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 3, done.stderr

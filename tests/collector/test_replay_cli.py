@@ -27,7 +27,7 @@ REPLAY_KEYS = {
 
 
 def searchpulse(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collector.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "searchpulse", *args], input=stdin,
                           capture_output=True, check=False)
 
 
@@ -109,7 +109,7 @@ def test_demo_and_replay_keep_per_query_aggregates_with_store(simulated, tmp_pat
     assert counted > 0 and int(totals["searches"].sum()) == counted
     log, truth, _ = simulated
     env_store = tmp_path / "env.db"
-    done = subprocess.run([sys.executable, "-m", "collector.cli", "replay", str(log)],
+    done = subprocess.run([sys.executable, "-m", "searchpulse", "replay", str(log)],
                           capture_output=True, check=False,
                           env={**os.environ,
                                "SEARCHPULSE_STORE_URL": f"sqlite:///{env_store}"})

@@ -82,7 +82,7 @@ def _simulated(path: Path, sessions: int, seed: int = 4) -> Path:
 
 
 def searchpulse(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collector.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "searchpulse", *args], input=stdin,
                           capture_output=True, check=False)
 
 
@@ -118,7 +118,7 @@ def test_killed_at_any_point_the_same_command_again_ends_with_the_clean_store(
     total = sum(1 for line in big_log.read_bytes().splitlines() if line.strip())
     command = ["replay", str(big_log), "--store", store_url, "--set", "store.flush_rows=1",
                "--no-progress", "--json"]
-    child = subprocess.Popen([sys.executable, "-m", "collector.cli", *command],
+    child = subprocess.Popen([sys.executable, "-m", "searchpulse", *command],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     target = int(total * fraction)
     deadline = time.monotonic() + 120
@@ -346,7 +346,7 @@ def test_feedback_and_clicks_name_an_unfinished_replay_and_go_on_only_when_told(
         assert allowed.returncode == 0, allowed.stderr
         assert b"used as it is" in allowed.stderr
     by_env = subprocess.run(
-        [sys.executable, "-m", "collector.cli", "clicks", "--store", url, "--out",
+        [sys.executable, "-m", "searchpulse", "clicks", "--store", url, "--out",
          str(tmp_path / "clicks"), "--no-progress"], capture_output=True, check=False,
         env={**os.environ, "SEARCHPULSE_STORE_ALLOW_INCOMPLETE": "true"})
     assert by_env.returncode == 0, by_env.stderr

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from kafka.partitioner.default import DefaultPartitioner, murmur2
 
-from collector.cli import main
 from collector.config import load_config
 from collector.errors import StoreError
 from collector.replay import replay
 from collector.replay_workers import assigned, replay_partitioned
 from collector.sources.partitions import Partitioner, partition_of_key
 from collector.store.query_store import InputMark, open_store
+from searchpulse import main
 from tests.collector.test_properties import without_sparse_tail_retiming
 from tests.collector.test_replay_cli import _rounded, searchpulse
 from tests.collector.test_replay_resume import _rows

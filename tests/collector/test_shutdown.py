@@ -40,7 +40,7 @@ def test_collect_without_a_reachable_broker_obeys_sigterm_within_5_s(after_s, tm
     log = tmp_path / "collect.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers",
+            [sys.executable, "-m", "searchpulse", "collect", "--bootstrap-servers",
              f"127.0.0.1:{free_port()}", "--topic", "ubi", "--metrics-port", str(port),
              "--store", f"sqlite:///{tmp_path / 'store.db'}"],
             stdout=out, stderr=subprocess.STDOUT)
@@ -73,7 +73,7 @@ def test_collect_without_a_broker_is_not_ready_says_so_per_attempt_and_exits_3(t
     kafka.connect_timeout_s the process ends with exit 3 and one error naming the setting."""
     port, broker = free_port(), f"127.0.0.1:{free_port()}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers", broker,
+        [sys.executable, "-m", "searchpulse", "collect", "--bootstrap-servers", broker,
          "--topic", "ubi", "--metrics-port", str(port), "--set", "kafka.connect_timeout_s=8"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -103,7 +103,7 @@ def _demo(tmp_path, ignore_sigint: bool) -> subprocess.Popen:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     return subprocess.Popen(
-        [sys.executable, "-m", "collector.cli", "demo", "--port", "0", "--speed", "600",
+        [sys.executable, "-m", "searchpulse", "demo", "--port", "0", "--speed", "600",
          "--store", f"sqlite:///{tmp_path / 'demo.db'}", "--set", "store.flush_interval_s=1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=ignoring if ignore_sigint else None)

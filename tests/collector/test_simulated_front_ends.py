@@ -15,7 +15,7 @@ from collector.sources.simulator import SimulationSpec, Simulator
 from collector.sources.simulator.intents import KEYSTROKE_GAP_S, MAX_EDIT, IntentRule
 from collector.sources.simulator.oracle import INFORMATIONAL
 from collector.sources.simulator.spec import Bot, TrackingOutage
-from tests.collector.test_cli_errors import run
+from tests.searchpulse.test_errors import run
 
 HOUR = 3600
 
@@ -257,8 +257,8 @@ def test_a_bad_front_end_flag_exits_2_naming_it(argv, named, capsys):
 
 
 def test_the_demo_shows_them_in_web_and_the_flags_turn_them_off():
-    from collector.cli import build_parser
-    from collector.cli.live import _spec
+    from searchpulse import build_parser
+    from searchpulse.live import _spec
 
     demo = _spec(build_parser().parse_args(["demo"]))
     assert demo.type_ahead == frozenset({"web"})

@@ -19,10 +19,10 @@ import yaml
 from prometheus_client import CollectorRegistry, generate_latest
 
 from alerts.build import GENERATED as RULES_GENERATED
-from collector.cli import main
 from collector.sources.kafka.health import KafkaHealthCollector
 from collector.store.store_writer import StoreHealthCollector
 from dashboards.build import GENERATED as DASHBOARDS_GENERATED
+from searchpulse import main
 from tests.conftest import examination_file
 from tests.dashboards.test_dashboards import VARIABLES, selectors
 
@@ -91,7 +91,7 @@ def exported(tmp_path_factory) -> set[str]:
     event — counts too), the Kafka consumer's health and the store writer's (their collectors
     over stand-ins of their sources)."""
     work = tmp_path_factory.mktemp("exported")
-    cli = [sys.executable, "-m", "collector.cli"]
+    cli = [sys.executable, "-m", "searchpulse"]
     subprocess.run([*cli, "simulate", "--sessions", "400", "--out", "ubi.jsonl", "--truth",
                     "truth.json", "--judgments-out", "judgments.csv", "--interleaving", "0.1",
                     "--invalid-rate", "0.05"],

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from collector.cli import EXIT_OK, main
 from feedback.judging.agreement import ALL, HUMANS, agreement, ordinal_alpha, weighted_kappa
+from searchpulse import EXIT_OK, main
 
 NAN = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the 4 observers × 12

@@ -14,11 +14,11 @@ import ir_measures
 import pytest
 from ir_measures import Judged, nDCG
 
-from collector.cli import EXIT_INPUT, EXIT_OK, EXIT_REGRESSION, main
 from collector.config import load_config
 from collector.judgments.measures import err_at
 from collector.replay import replay
 from collector.series.judged_relevance import JudgedQuery, JudgedRankings
+from searchpulse import EXIT_INPUT, EXIT_OK, EXIT_REGRESSION, main
 from tests.conftest import UBI
 
 # The seeds' shared list: query A returns 8 documents with these grades.

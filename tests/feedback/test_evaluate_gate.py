@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from junitparser import Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
-from collector.cli import EXIT_INPUT, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, main
 from collector.config import ConfigError, load_config
 from feedback.evaluate.randomization import paired
+from searchpulse import EXIT_INPUT, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, main
 
 MEASURES = ["nDCG@10", "R@100", "P(rel=2)@5", "AP", "ERR@10"]
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from collector.cli import EXIT_INPUT, EXIT_OK, main
+from searchpulse import EXIT_INPUT, EXIT_OK, main
 
 TOPICS = ["1", "2", "10", "T1", "t1", "q-7"]  # T1 / t1: two topics, as ir_measures reads them
 DOCUMENTS = [f"d{i}" for i in range(9)]

@@ -13,7 +13,6 @@ import zlib
 import pytest
 from scipy import stats
 
-from collector.cli import main
 from collector.config import load_config
 from collector.engine import Engine
 from collector.errors import ExperimentError
@@ -29,6 +28,7 @@ from collector.series.experiment_stats import (
 )
 from feedback.experiments.report import page
 from feedback.experiments.verdicts import from_exposition, verdicts
+from searchpulse import main
 from tests.collector.test_interleaving import tagged
 from tests.conftest import UBI
 

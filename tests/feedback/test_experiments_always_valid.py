@@ -8,10 +8,10 @@ import zlib
 
 import pytest
 
-from collector.cli import main
 from collector.replay import exposition
 from collector.series.confidence_sequence import always_valid, always_valid_difference
 from collector.series.experiment_stats import Estimate
+from searchpulse import main
 from tests.feedback.test_experiments import CLIENTS, _records
 
 CTR = "clicked_searches_per_tracked_searches_with_results"

@@ -17,10 +17,10 @@ import pytest
 from ir_measures import Judged, nDCG
 from trectools import TrecQrel
 
-from collector.cli import EXIT_OK, main
 from collector.config import load_config
 from collector.replay import replay
 from feedback.candidates.handoff import SRW_MAX_QUERIES, file_stem, quepid_line, write_query_sets
+from searchpulse import EXIT_OK, main
 from tests.conftest import UBI
 
 SHARED = "camping tent"  # typed in both applications: two queries in every tool

@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from collector.cli import EXIT_INPUT, EXIT_OK, main
 from collector.config import load_config
 from collector.outcomes import normalize_query
 from collector.replay import replay
 from collector.series.strata import load_strata_csv
 from collector.sources.simulator import SimulationSpec, Simulator
 from collector.store.query_store import open_store
+from searchpulse import EXIT_INPUT, EXIT_OK, main
 
 SPEC = SimulationSpec(seed=3, sessions=20_000)
 QUOTAS = {"head": 25, "torso": 50, "tail": 100, "known_item": 25}  # the defaults

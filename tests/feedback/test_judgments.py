@@ -222,7 +222,7 @@ def test_a_rater_grading_an_item_twice_is_counted_and_named(tmp_path, caplog):
 
 
 def test_judgments_import_reports_both_and_writes_only_whole_grades(tmp_path, capsys):
-    from collector.cli import main
+    from searchpulse import main
 
     topics = tmp_path / "topics.tsv"
     topics.write_text("t1\ttent\n")
@@ -242,7 +242,7 @@ def test_grades_above_the_scale_are_rejected_kept_and_exit_3(tmp_path, capsys, c
     """Judges who graded 0..4 against a 0..3 scale: each grade 4 is rejected with its reason,
     counted and kept in rejected.csv (the others are written), and the command is not a
     success (README: bad input is exit 3); agreement and evaluate refuse such a set too."""
-    from collector.cli import main
+    from searchpulse import main
 
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("query,docid,rating\ntent,d1,4\ntent,d2,2\nlamp\x1b,d3,4\n")

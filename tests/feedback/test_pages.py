@@ -16,8 +16,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from collector.cli import EXIT_OK, EXIT_REGRESSION, main
 from collector.sources.simulator import SimulationSpec
+from searchpulse import EXIT_OK, EXIT_REGRESSION, main
 from tests.browser import Browser, chromium
 from tests.feedback.test_agreement import _panel
 from tests.feedback.test_evaluate import _doc, _strata, _write_case

@@ -21,13 +21,13 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector.cli import main
 from collector.config import load_config
 from collector.judgments import srw_text
 from collector.replay import replay
 from feedback.candidates import handoff
 from feedback.candidates.handoff import write_query_sets, write_srw_judgments
 from feedback.clicks import job as clicks_job
+from searchpulse import main
 from tests.conftest import UBI
 
 

@@ -41,7 +41,7 @@ def stack(tmp_path_factory):
         pager_url=receiver.url + "/pager", ticket_url=receiver.url + "/ticket")))
     port = free_port()
     collector = Service("collector", [
-        sys.executable, "-m", "collector.cli", "demo", "--speed", "60", "--port", str(port),
+        sys.executable, "-m", "searchpulse", "demo", "--speed", "60", "--port", str(port),
         "--sessions-per-second", "10", "--seed", "3",
         "--incident", "zero_results:x8:15m+40m", "--incident", "zero_results:x8:100m+600m",
     ], workdir, f"http://127.0.0.1:{port}/readyz").start()

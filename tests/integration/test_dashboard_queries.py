@@ -48,7 +48,7 @@ def prometheus(kafka, tmp_path_factory):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     admin.create_topics([NewTopic(topic, 2, 1)])
     admin.close()
-    cli = [sys.executable, "-m", "collector.cli"]
+    cli = [sys.executable, "-m", "searchpulse"]
     judgments = workdir / "judgments.csv"  # the simulated vocabulary's, for the judged panels
     subprocess.run([*cli, "simulate", "--sessions", "1", "--out", str(workdir / "none.jsonl"),
                     "--truth", str(workdir / "none.json"), "--judgments-out", str(judgments)],

@@ -198,7 +198,7 @@ class Run:
     def collector(self, instance: str, *extra: str) -> tuple[Service, str]:
         port = free_port()
         service = Service(f"collector-{instance}", [
-            sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers",
+            sys.executable, "-m", "searchpulse", "collect", "--bootstrap-servers",
             self.bootstrap, "--topic", self.topic, "--group-id", self.group,
             "--instance-id", f"{self.topic}-{instance}", "--metrics-port", str(port),
             "--idle", "3", "--set", f"strata.file={self.strata}",

@@ -39,7 +39,7 @@ def test_collect_exposes_only_queries_of_k_client_ids(kafka, tmp_path):
     producer.close()
     port = free_port()
     collector = Service("collector-privacy", [
-        sys.executable, "-m", "collector.cli", "collect", "--bootstrap-servers", bootstrap,
+        sys.executable, "-m", "searchpulse", "collect", "--bootstrap-servers", bootstrap,
         "--topic", topic, "--group-id", f"g-{topic}", "--instance-id", topic,
         "--metrics-port", str(port), "--idle", "1",
         "--set", "windows.abandonment_s=20", "--set", "windows.reformulation_s=20",

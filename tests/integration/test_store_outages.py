@@ -244,7 +244,7 @@ def log_and_clean(tmp_path_factory) -> tuple[Path, str]:
 def _replay(log: Path, url: str) -> subprocess.Popen[str]:
     """`replay --store` in a child, a flush after every batch, few rows in memory."""
     return subprocess.Popen(
-        [sys.executable, "-m", "collector.cli", "replay", str(log), "--store", url,
+        [sys.executable, "-m", "searchpulse", "replay", str(log), "--store", url,
          "--set", "store.flush_rows=1", "--set", "store.max_waiting_rows=500",
          "--set", "store.wait_s=60", "--no-progress", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -18,10 +18,13 @@ import sys
 from collections.abc import Sequence
 
 from collector import __version__
-from collector.cli import (
+from collector.config import describe
+from collector.errors import ConfigError, OutputError, StoreError, StrataError
+from collector.privacy import redaction
+from searchpulse import (
     arguments as kind,
 )
-from collector.cli import (
+from searchpulse import (
     backtesting,
     configuration,
     deployment,
@@ -30,7 +33,7 @@ from collector.cli import (
     live,
     mining,
 )
-from collector.cli.options import (
+from searchpulse.options import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -38,9 +41,6 @@ from collector.cli.options import (
     EXIT_USAGE,
     log,
 )
-from collector.config import describe
-from collector.errors import ConfigError, OutputError, StoreError, StrataError
-from collector.privacy import redaction
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REGRESSION", "EXIT_USAGE",
            "build_parser", "main"]

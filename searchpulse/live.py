@@ -11,8 +11,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from collector.cli import arguments as kind
-from collector.cli.options import (
+from collector.errors import BrokersUnreachable, ConfigError
+from collector.exposition.scrapes import SCRAPE_INTERVAL_S
+from collector.output_files import writing
+from searchpulse import arguments as kind
+from searchpulse.options import (
     EXIT_INPUT,
     EXIT_OK,
     add_common,
@@ -23,9 +26,6 @@ from collector.cli.options import (
     read_settings,
     show_progress,
 )
-from collector.errors import BrokersUnreachable, ConfigError
-from collector.exposition.scrapes import SCRAPE_INTERVAL_S
-from collector.output_files import writing
 
 # The demo's web application searches as you type, and a crawler and an uptime monitor search
 # it: the largest application, on the experiment, where the public finds them (README.md).

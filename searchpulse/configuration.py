@@ -7,8 +7,8 @@ import argparse
 import json
 import sys
 
-from collector.cli.deployment import deployment_profile
-from collector.cli.options import EXIT_OK, add_common
+from searchpulse.deployment import deployment_profile
+from searchpulse.options import EXIT_OK, add_common
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from collector.cli import main
 from collector.store.query_store import open_store
+from searchpulse import main
 
 UNKNOWN = "SEARCHPULSE_WINDOWS_ABANDONMNT_S"
 

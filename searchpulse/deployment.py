@@ -9,8 +9,11 @@ import json
 import sys
 from typing import Any
 
-from collector.cli import arguments as kind
-from collector.cli.options import (
+from collector.config import Setting, describe
+from collector.output_files import writing
+from collector.text_files import not_text
+from searchpulse import arguments as kind
+from searchpulse.options import (
     EXIT_INPUT,
     EXIT_OK,
     add_common,
@@ -19,9 +22,6 @@ from collector.cli.options import (
     read_settings,
     show_progress,
 )
-from collector.config import Setting, describe
-from collector.output_files import writing
-from collector.text_files import not_text
 
 # generate's flags that are shorthands for one alerts.deployment setting each
 DEPLOYMENT_FLAGS = ("runbook_base", "grafana_base", "pager_url", "ticket_url", "selector")

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from collector.cli import arguments as kind
-from collector.cli.options import (
+from collector.config import Config
+from collector.errors import ClicksError, ConfigError, FeedbackError, JudgmentsError, StoreError
+from searchpulse import arguments as kind
+from searchpulse.options import (
     EXIT_INPUT,
     EXIT_OK,
     add_common,
@@ -19,8 +21,6 @@ from collector.cli.options import (
     read_settings,
     show_progress,
 )
-from collector.config import Config
-from collector.errors import ClicksError, ConfigError, FeedbackError, JudgmentsError, StoreError
 
 
 def _store_settings(args: argparse.Namespace, job: str) -> Config:

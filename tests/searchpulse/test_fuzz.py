@@ -6,7 +6,7 @@ may raise (a traceback fails the test: ``main`` runs in-process) and each exits 
 says — 2 for a usage or configuration error, 3 for an input that cannot be used — with an
 error line that names the file, the flag or the setting.
 
-The matrix is deterministic (tests/collector/test_cli_fuzz.py ``CASES``, over 450 invocations);
+The matrix is deterministic (tests/searchpulse/test_fuzz.py ``CASES``, over 450 invocations);
 ``make check`` runs every ``SAMPLE``-th case, ``make test`` all of them (slow).
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from collector.cli import main
+from searchpulse import main
 from testbed.process import free_port
 
 SAMPLE = 8  # every SAMPLE-th case runs without the slow marker

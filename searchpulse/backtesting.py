@@ -10,9 +10,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from collector.cli import arguments as kind
-from collector.cli.deployment import deployment_profile
-from collector.cli.options import (
+from collector.errors import ConfigError, ToolFailed, ToolMissing
+from searchpulse import arguments as kind
+from searchpulse.deployment import deployment_profile
+from searchpulse.options import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_TOOL,
@@ -21,7 +22,6 @@ from collector.cli.options import (
     log,
     show_progress,
 )
-from collector.errors import ConfigError, ToolFailed, ToolMissing
 
 _EQUAL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 

@@ -7,8 +7,9 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from collector.cli import arguments as kind
-from collector.cli.options import (
+from collector.errors import JudgmentsError
+from searchpulse import arguments as kind
+from searchpulse.options import (
     EXIT_INPUT,
     EXIT_OK,
     add_common,
@@ -19,7 +20,6 @@ from collector.cli.options import (
     read_settings,
     show_progress,
 )
-from collector.errors import JudgmentsError
 
 
 def judgments_request(args: argparse.Namespace, files: Sequence[str] | None = None) -> Any:

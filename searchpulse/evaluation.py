@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from collector.cli import arguments as kind
-from collector.cli.judgments import judgments_request
-from collector.cli.options import (
+from collector.errors import JudgmentsError
+from searchpulse import arguments as kind
+from searchpulse.judgments import judgments_request
+from searchpulse.options import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_REGRESSION,
@@ -19,7 +20,6 @@ from collector.cli.options import (
     read_settings,
     show_progress,
 )
-from collector.errors import JudgmentsError
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

@@ -1,7 +1,0 @@
-"""``python -m collector.cli``: the ``searchpulse`` command without its console script."""
-
-import sys
-
-from collector.cli import main
-
-sys.exit(main())
