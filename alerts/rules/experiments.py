@@ -19,7 +19,7 @@ from alerts.rules.recordings import (
     Recordings,
     builds,
 )
-from collector.series.experiment_stats import Rate, chi2_critical
+from collector.series.experiment_stats import ExperimentRate, chi2_critical
 
 
 @builds("SearchExperimentSampleRatioMismatch")
@@ -43,7 +43,7 @@ def _sample_ratio(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "experiment_traffic", dashboard=EXPERIMENTS_DASHBOARD, needs_tracking=False)
 
 
-def _non_inferiority(rate: Rate, noun: str, summary: str, panel: str) -> Builder:
+def _non_inferiority(rate: ExperimentRate, noun: str, summary: str, panel: str) -> Builder:
     """Guardrails are read for non-inferiority, not lift: a variant fails when even the low end
     of the clustered 95 % interval of its difference from the control is worse than the margin,
     with experiments.min_searches (the rate's denominator) in the variant."""

@@ -21,7 +21,7 @@ from alerts.config import (
 from collector import definitions as d
 from collector.definitions import COUNTS, RATIOS
 from collector.series.confidence_sequence import ALPHA, MIXTURE
-from collector.series.experiment_stats import RATES, WITH_RESULTS, Rate
+from collector.series.experiment_stats import RATES, WITH_RESULTS, ExperimentRate
 
 Rule = dict[str, Any]
 
@@ -218,7 +218,7 @@ class Recordings:
                          f"{operation(window)}",
                          f"sum by (application, variant) ({self.bucket_count(count, window)})")
 
-    def estimate(self, rate: Rate, window: str | None) -> tuple[str, str, str]:
+    def estimate(self, rate: ExperimentRate, window: str | None) -> tuple[str, str, str]:
         """(rate, variance, denominator) per application and variant: R = Σy / Σn over the
         unit buckets, Var = B/(B−1) · Σ_b (y_b − R·n_b)² / (Σn)², and Σn."""
         factor = self.profile.experiments.unit_buckets / (
@@ -235,7 +235,7 @@ class Recordings:
             f"variant) group_left {ratio}) ^ 2) / {total} ^ 2")
         return ratio, variance, total
 
-    def difference(self, rate: Rate, window: str) -> tuple[str, str, str]:
+    def difference(self, rate: ExperimentRate, window: str) -> tuple[str, str, str]:
         """(difference, 95 % low, 95 % high) of each variant's rate from the control's over the
         window, per application: d = R_v − R_c, Var(d) = Var(R_v) + Var(R_c), d ± t·√Var(d)
         (t: Student, B − 1 degrees of freedom): fixed-horizon, what the guardrail tickets
@@ -253,7 +253,7 @@ class Recordings:
         return value, low, high
 
     # -- always-valid intervals since the collector started (series/confidence_sequence.py) -----
-    def always_valid(self, rate: Rate) -> tuple[str, str, str]:
+    def always_valid(self, rate: ExperimentRate) -> tuple[str, str, str]:
         """(rate, always-valid 95 % low, high) per application and variant, from the counters
         as they stand (since the collector started: what ``experiments --metrics`` reads from a
         scrape): R ± z(n)·√Var inside [0, 1], n = Σn."""
@@ -264,7 +264,7 @@ class Recordings:
         high = self._add(f"{name}:always_valid_high_sum", f"clamp_max({ratio} + {half}, 1)")
         return ratio, low, high
 
-    def always_valid_difference(self, rate: Rate) -> tuple[str, str, str]:
+    def always_valid_difference(self, rate: ExperimentRate) -> tuple[str, str, str]:
         """(difference, always-valid 95 % low, high) of each variant's rate from the
         control's since the collector started: d ± z(n)·√(Var_v + Var_c) inside [−1, 1], n the
         mean of the two denominators."""

@@ -44,10 +44,10 @@ WITH_RESULTS = COUNTS[definitions.WITH_RESULTS].attribute
 
 
 @dataclass(frozen=True)
-class Rate:
-    """An experiment rate: its ratio name in the recording rules, its bucket counts
-    (collector/series/units.py attributes), which direction is better, and the margin setting
-    of a guardrail."""
+class ExperimentRate:
+    """An experiment rate (a ``definitions.Rate`` read over unit buckets): its ratio name in the
+    recording rules, its bucket counts (collector/series/units.py attributes), which direction
+    is better, and the margin setting of a guardrail."""
 
     ratio: str
     title: str
@@ -58,14 +58,14 @@ class Rate:
 
 
 def _experiment(rate: definitions.Rate, higher_is_better: bool, guardrail: str | None = None
-                ) -> Rate:
+                ) -> ExperimentRate:
     """An experiment rate of a definitions row, over its counts' unit-bucket attributes (a
     unit bucket holds tracked searches only — an untracked one is in none —, so its searches
     and searches with results are the tracked ones)."""
     denominator = {definitions.TRACKED: WITH_RESULTS,
                    definitions.TRACKED_SEARCHES: COUNTS["searches"].attribute}.get(
         rate.denominator) or COUNTS[rate.denominator].attribute
-    return Rate(rate.ratio, rate.noun, COUNTS[rate.numerator].attribute, denominator,
+    return ExperimentRate(rate.ratio, rate.noun, COUNTS[rate.numerator].attribute, denominator,
                 higher_is_better, guardrail)
 
 
@@ -199,7 +199,8 @@ def difference(variant: Estimate, control: Estimate, t: float) -> Estimate:
     return Estimate(value, variance, value - half, value + half)
 
 
-def verdict(rate: Rate, diff: Estimate, denominator: float, design: ExperimentDesign) -> str:
+def verdict(rate: ExperimentRate, diff: Estimate, denominator: float,
+            design: ExperimentDesign) -> str:
     """better / worse / inconclusive from the interval of the difference; a guardrail is
     breached when even its low end is worse than the margin (non-inferiority fails) with
     ``min_searches`` in the variant — the guardrail tickets' condition."""
@@ -212,8 +213,8 @@ def verdict(rate: Rate, diff: Estimate, denominator: float, design: ExperimentDe
     return "inconclusive"
 
 
-def guardrail_breached(rate: Rate, low: float, denominator: float, design: ExperimentDesign
-                       ) -> bool:
+def guardrail_breached(rate: ExperimentRate, low: float, denominator: float,
+                       design: ExperimentDesign) -> bool:
     """Non-inferiority fails: the difference's low end ``low`` is worse than the rate's
     margin, with ``min_searches`` in the variant (False for a rate that is no guardrail)."""
     if rate.guardrail is None:

@@ -40,7 +40,7 @@ from collector.series.experiment_stats import (
     WITH_RESULTS,
     Estimate,
     ExperimentDesign,
-    Rate,
+    ExperimentRate,
     clustered_ratio,
     guardrail_breached,
     interleaving_preference,
@@ -113,7 +113,7 @@ def from_exposition(text: str, unit_buckets: int) -> list[ExperimentUnits]:
     return list(found.values())
 
 
-def bucket_pairs(experiment: ExperimentUnits, rate: Rate) -> list[tuple[float, float]]:
+def bucket_pairs(experiment: ExperimentUnits, rate: ExperimentRate) -> list[tuple[float, float]]:
     def count(bucket: Any, name: str) -> float:
         if name == WITH_RESULTS:
             return bucket.searches - bucket.zero_result
@@ -248,7 +248,7 @@ def _variant_report(variant: str, control: str, variants: dict[str, ExperimentUn
     return entry
 
 
-def _compare(rate: Rate, mine: Estimate, theirs: Estimate, df: int,
+def _compare(rate: ExperimentRate, mine: Estimate, theirs: Estimate, df: int,
              experiment: ExperimentUnits, control: ExperimentUnits, design: ExperimentDesign
              ) -> dict[str, Any]:
     """The difference with its interval and p-value; the verdict waits for the family's
