@@ -9,7 +9,7 @@ Every ratio is Σ numerator / Σ denominator, and `(… > 0)` turns a zero denom
 
 from __future__ import annotations
 
-from alerts.rules import count_name, derivation
+from alerts.rules import count_name, derivation, names
 from alerts.rules.traffic import EVENTS_WITHOUT_SEARCH
 from collector import definitions as d
 from collector.definitions import COUNTS, Rate
@@ -56,10 +56,8 @@ def recorded(of: Rate, window: str) -> str:
 def preference(window: str) -> tuple[str, str]:
     """Team-draft interleaving: each team's Δ and the half-width of its 95 % interval
     (recording rules of the paging long window)."""
-    return (f"application_variant_team:searchpulse_interleaving_preference:ratio_increase"
-            f"{window}{RECORDED_APP}",
-            f"application_variant_team:searchpulse_interleaving_preference_interval:"
-            f"ratio_increase{window}{RECORDED_APP}")
+    value, interval = names.interleaving_preference(window)
+    return f"{value}{RECORDED_APP}", f"{interval}{RECORDED_APP}"
 
 
 def variant_interval(ratio: str) -> list[tuple[str, str]]:
@@ -89,17 +87,17 @@ def ticket_difference(ratio: str, window: str) -> list[tuple[str, str]]:
 
 
 def _recorded_band(ratio: str, kinds: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
-    return [(f"application_variant:searchpulse_{ratio}:{kind}{RECORDED_APP}",
+    return [(f"{names.variant_series(ratio, kind)}{RECORDED_APP}",
              f"{{{{variant}}}} {legend} ({{{{application}}}})") for kind, legend in kinds]
 
 
 def variant_ratio(ratio: str, window: str) -> str:
     """A recorded per-variant ratio (alerts' recording rules) of the selected applications."""
-    return f"application_variant:searchpulse_{ratio}:ratio_increase{window}{RECORDED_APP}"
+    return f"{names.variant_series(ratio, f'ratio_increase{window}')}{RECORDED_APP}"
 
 
 UNITS = f"sum by (variant) ({d.EXPERIMENT_UNITS.name}{{{APP}}})"
-SAMPLE_RATIO_CHI2 = f"application:searchpulse_experiment_sample_ratio_chi2:sum{RECORDED_APP}"
+SAMPLE_RATIO_CHI2 = f"{names.SAMPLE_RATIO_CHI2}{RECORDED_APP}"
 
 EXAMINATION = (f"max by (application, position) ({d.EXAMINATION_PROBABILITY.name}"
                f'{{{APP},identified="true"}})')

@@ -18,6 +18,16 @@ from alerts.config import (
     percentile,
     seconds,
 )
+from alerts.rules.names import (
+    SAMPLE_RATIO_CHI2,
+    baseline_name,
+    count_name,
+    interleaving_preference,
+    operation,
+    ratio_name,
+    recorded,
+    variant_series,
+)
 from collector import definitions as d
 from collector.definitions import COUNTS, RATIOS
 from collector.series.confidence_sequence import ALPHA, MIXTURE
@@ -59,28 +69,10 @@ PANELS = {
 }
 
 
-def count_name(level: str, count: str, window: str) -> str:
-    return f"{level}:searchpulse_{count}:rate{window}"
-
-
-def ratio_name(level: str, ratio: str, window: str) -> str:
-    return f"{level}:searchpulse_{ratio}:ratio_rate{window}"
-
-
-def operation(window: str | None) -> str:
-    """The operation part of an experiment count's recorded name: ``increase<window>``, or
-    ``sum`` for the counters as they stand (summed over collectors, since each started)."""
-    return "sum" if window is None else f"increase{window}"
-
-
 def multiplier_expr(n: str) -> str:
     """z(n) of collector/series/confidence_sequence.py in PromQL, n a denominator series."""
     return (f"sqrt((1 + {MIXTURE!r} / ({n})) * (ln(1 + ({n}) / {MIXTURE!r}) + "
             f"{2 * math.log(1 / ALPHA)!r}))")
-
-
-def baseline_name(name: str) -> str:
-    return f"{name}_baseline"
 
 
 class Recordings:
@@ -122,7 +114,7 @@ class Recordings:
         """The latency quantile the guardrail alert judges, named after it (p99, p95, p99_9)."""
         quantile = percentile(self.profile.thresholds.latency_quantile).replace(".", "_")
         return self._add(
-            f"application:searchpulse_search_latency_seconds:{quantile}_rate{window}",
+            recorded("application", "search_latency_seconds", f"{quantile}_rate{window}"),
             f"histogram_quantile({self.profile.thresholds.latency_quantile}, sum by "
             f"(application, le) (rate({d.SEARCH_LATENCY.name}_bucket"
             f"{{{self.profile.deployment.selector}}}[{window}])))")
@@ -139,35 +131,35 @@ class Recordings:
         in_bucket = "on (application, variant, unit_bucket) group_left"
         by = "on (application, variant) group_left"
         wins = self._add(
-            f"application_variant_team_bucket:searchpulse_experiment_interleaving_wins:"
-            f"increase{window}",
+            recorded("application_variant_team_bucket", "experiment_interleaving_wins",
+                     f"increase{window}"),
             f"sum by (application, variant, team, unit_bucket) (increase("
             f"{d.EXPERIMENT_INTERLEAVING_WINS.name}{{{sel}}}[{window}]))")
         ties = self._add(
-            f"application_variant_bucket:searchpulse_experiment_interleaving_ties:"
-            f"increase{window}",
+            recorded("application_variant_bucket", "experiment_interleaving_ties",
+                     f"increase{window}"),
             f"sum by (application, variant, unit_bucket) (increase("
             f"{d.EXPERIMENT_INTERLEAVING_TIES.name}{{{sel}}}[{window}]))")
         contests_b = self._add(
-            f"application_variant_bucket:searchpulse_experiment_interleaving_contests:"
-            f"increase{window}",
+            recorded("application_variant_bucket", "experiment_interleaving_contests",
+                     f"increase{window}"),
             f"sum by (application, variant, unit_bucket) ({wins}) + {ties}")
         score = self._add(
-            f"application_variant_team_bucket:searchpulse_experiment_interleaving_score:"
-            f"increase{window}", f"{wins} + {in_bucket} {ties} / 2")
+            recorded("application_variant_team_bucket", "experiment_interleaving_score",
+                     f"increase{window}"), f"{wins} + {in_bucket} {ties} / 2")
         contests = self._add(
-            f"application_variant:searchpulse_interleaving_contests:increase{window}",
+            recorded("application_variant", "interleaving_contests", f"increase{window}"),
             f"sum by (application, variant) ({contests_b}) > 0")
+        preference_name, interval_name = interleaving_preference(window)
         preference = self._add(
-            f"application_variant_team:searchpulse_interleaving_preference:ratio_increase{window}",
+            preference_name,
             f"sum by (application, variant, team) ({score}) / {by} {contests} - 0.5")
         share = f"({preference} + 0.5)"
         spread = (f"sum by (application, variant, team) ({score} ^ 2) - 2 * {share} * sum by "
                   f"(application, variant, team) ({score} * {in_bucket} {contests_b}) + "
                   f"{share} ^ 2 * {by} sum by (application, variant) ({contests_b} ^ 2)")
         interval = self._add(
-            f"application_variant_team:searchpulse_interleaving_preference_interval:"
-            f"ratio_increase{window}",
+            interval_name,
             f"{design.t!r} * sqrt(clamp_min({factor!r} * ({spread}) / {by} {contests} ^ 2, 0))")
         return preference, interval
 
@@ -182,7 +174,7 @@ class Recordings:
         numerator, denominator = RATIOS[ratio].numerator, RATIOS[ratio].denominator
         above = self.variant_count(numerator, window)
         below = self.variant_count(denominator, window)
-        return self._add(f"application_variant:searchpulse_{ratio}:ratio_increase{window}",
+        return self._add(variant_series(ratio, f"ratio_increase{window}"),
                          f"{above} / ({below} > 0)")
 
     # -- experiments at the unit of randomization (collector/series/experiment_stats.py) -----------
@@ -198,7 +190,7 @@ class Recordings:
         the collector started) summed by ``level``; ``source(count)`` gives its recorded name,
         its counter and extra matchers. A derived count (``derivation``) is the sum or
         difference of its two counts of the same level."""
-        name = f"{level}:searchpulse_{source(count)[0]}:{operation(window)}"
+        name = recorded(level, source(count)[0], operation(window))
         derived = derivation(count)
         if derived:
             operator, parts = derived
@@ -214,8 +206,8 @@ class Recordings:
 
     def experiment_count(self, count: str, window: str | None) -> str:
         """An experiment count per application and variant: the sum of its buckets."""
-        return self._add(f"application_variant:searchpulse_experiment_{count}:"
-                         f"{operation(window)}",
+        return self._add(recorded("application_variant", f"experiment_{count}",
+                                  operation(window)),
                          f"sum by (application, variant) ({self.bucket_count(count, window)})")
 
     def estimate(self, rate: ExperimentRate, window: str | None) -> tuple[str, str, str]:
@@ -227,10 +219,10 @@ class Recordings:
         n = self.bucket_count(BUCKET_COUNT_NAMES[rate.denominator], window)
         total = self.experiment_count(BUCKET_COUNT_NAMES[rate.denominator], window)
         above = self.experiment_count(BUCKET_COUNT_NAMES[rate.numerator], window)
-        name = f"application_variant:searchpulse_{rate.ratio}"
-        ratio = self._add(f"{name}:ratio_{operation(window)}", f"{above} / ({total} > 0)")
+        ratio = self._add(variant_series(rate.ratio, f"ratio_{operation(window)}"),
+                          f"{above} / ({total} > 0)")
         variance = self._add(
-            f"{name}:clustered_variance_{operation(window)}",
+            variant_series(rate.ratio, f"clustered_variance_{operation(window)}"),
             f"{factor!r} * sum by (application, variant) (({y} - {n} * on (application, "
             f"variant) group_left {ratio}) ^ 2) / {total} ^ 2")
         return ratio, variance, total
@@ -243,13 +235,14 @@ class Recordings:
         design = self.profile.experiments
         control, others = self._variants()
         ratio, variance, _ = self.estimate(rate, window)
-        name = f"application_variant:searchpulse_{rate.ratio}"
-        value = self._add(f"{name}:difference_increase{window}",
+        value = self._add(variant_series(rate.ratio, f"difference_increase{window}"),
                           f"{ratio}{others} - on (application) group_left {ratio}{control}")
         half = (f"{design.t!r} * sqrt({variance}{others} + on (application) group_left "
                 f"{variance}{control})")
-        low = self._add(f"{name}:difference_low_increase{window}", f"{value} - {half}")
-        high = self._add(f"{name}:difference_high_increase{window}", f"{value} + {half}")
+        low = self._add(variant_series(rate.ratio, f"difference_low_increase{window}"),
+                        f"{value} - {half}")
+        high = self._add(variant_series(rate.ratio, f"difference_high_increase{window}"),
+                         f"{value} + {half}")
         return value, low, high
 
     # -- always-valid intervals since the collector started (series/confidence_sequence.py) -----
@@ -258,10 +251,11 @@ class Recordings:
         as they stand (since the collector started: what ``experiments --metrics`` reads from a
         scrape): R ± z(n)·√Var inside [0, 1], n = Σn."""
         ratio, variance, total = self.estimate(rate, None)
-        name = f"application_variant:searchpulse_{rate.ratio}"
         half = f"{multiplier_expr(total)} * sqrt({variance})"
-        low = self._add(f"{name}:always_valid_low_sum", f"clamp_min({ratio} - {half}, 0)")
-        high = self._add(f"{name}:always_valid_high_sum", f"clamp_max({ratio} + {half}, 1)")
+        low = self._add(variant_series(rate.ratio, "always_valid_low_sum"),
+                        f"clamp_min({ratio} - {half}, 0)")
+        high = self._add(variant_series(rate.ratio, "always_valid_high_sum"),
+                         f"clamp_max({ratio} + {half}, 1)")
         return ratio, low, high
 
     def always_valid_difference(self, rate: ExperimentRate) -> tuple[str, str, str]:
@@ -270,15 +264,14 @@ class Recordings:
         mean of the two denominators."""
         ratio, variance, total = self.estimate(rate, None)
         control, others = self._variants()
-        name = f"application_variant:searchpulse_{rate.ratio}"
-        value = self._add(f"{name}:difference_sum",
+        value = self._add(variant_series(rate.ratio, "difference_sum"),
                           f"{ratio}{others} - on (application) group_left {ratio}{control}")
         n = f"({total}{others} + on (application) group_left {total}{control}) / 2"
         half = (f"{multiplier_expr(n)} * sqrt({variance}{others} + on (application) "
                 f"group_left {variance}{control})")
-        low = self._add(f"{name}:difference_always_valid_low_sum",
+        low = self._add(variant_series(rate.ratio, "difference_always_valid_low_sum"),
                         f"clamp_min({value} - {half}, -1)")
-        high = self._add(f"{name}:difference_always_valid_high_sum",
+        high = self._add(variant_series(rate.ratio, "difference_always_valid_high_sum"),
                          f"clamp_max({value} + {half}, 1)")
         return value, low, high
 
@@ -292,21 +285,21 @@ class Recordings:
         the units against the designed split (experiments.split, renormalized over the
         designed variants present) or an equal split of the variants present."""
         design = self.profile.experiments
-        units = self._add("application_variant:searchpulse_experiment_units:sum",
+        units = self._add(recorded("application_variant", "experiment_units", "sum"),
                           f"sum by (application, variant) ({d.EXPERIMENT_UNITS.name}"
                           f"{{{self.profile.deployment.selector}}})")
         shares = (" or ".join(f'{units}{{variant="{variant}"}} * 0 + {share!r}'
                               for variant, share in design.split)
                   if design.split else f"{units} * 0 + 1")
-        share = self._add("application_variant:searchpulse_experiment_design_share:ratio",
+        share = self._add(recorded("application_variant", "experiment_design_share", "ratio"),
                           shares)
-        total = self._add("application:searchpulse_experiment_units:sum",
+        total = self._add(recorded("application", "experiment_units", "sum"),
                           f"sum by (application) ({units} and {share})")
         expected = self._add(
-            "application_variant:searchpulse_experiment_units_expected:sum",
+            recorded("application_variant", "experiment_units_expected", "sum"),
             f"{share} / on (application) group_left () (sum by (application) ({share}) > 0) * on "
             f"(application) group_left {total}")
-        chi2 = self._add("application:searchpulse_experiment_sample_ratio_chi2:sum",
+        chi2 = self._add(SAMPLE_RATIO_CHI2,
                          f"sum by (application) (({units} - {expected}) ^ 2 / ({expected} > 0))")
         return chi2, total, f"count by (application) ({share})"
 
