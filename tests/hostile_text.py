@@ -1,7 +1,7 @@
 """Personal data as an attacker or an unusual keyboard writes it: invisible characters inside,
 other dashes and spaces as separators, digits of other scripts and numerals that are not
 digits (一, ①, ⑴, ⒈, ❶, ²), look-alike colons, spoken e-mails and spoken numbers. Shared by the
-detectors' property tests (tests/collector/test_personal_data.py) and the end-to-end test of
+detectors' property tests (tests/collector/privacy/test_personal_data.py) and the end-to-end test of
 every exit path (tests/test_privacy.py), with the text of a page as a browser's parser reads
 it."""
 

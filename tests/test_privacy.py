@@ -76,8 +76,8 @@ def records(ubi: UBI, start: float = 0.0) -> list[bytes]:
 
 
 # Every text read at the one release a replay makes, however loaded the machine (the scan
-# budget is tests/collector/test_query_release.py's subject, not this one's: under load, a cold
-# first release withheld 3 of these queries as not_scanned_yet).
+# budget is tests/collector/series/test_zero_result_queries.py's subject, not this one's: under
+# load, a cold first release withheld 3 of these queries as not_scanned_yet).
 _EVERY_TEXT_READ = load_config(environ={}, overrides={"privacy.scan_budget_ms": 60_000})
 
 

@@ -5,7 +5,7 @@ is ours (``err_at``, the formula collector/series/judged_relevance.py scores liv
 by). ir_measures' only ERR is gdeval's Perl script: the same formula, R = (2^g − 1)/2^4 with
 its maximum grade fixed at 4 (``$MAX_JUDGMENT``), numeric topic ids only and five decimals
 printed; ours takes the judgment scale's maximum (``judgments.max_grade``), so at 4 it is
-gdeval's ERR to its five decimals (tests/feedback/test_evaluate_means.py).
+gdeval's ERR to its five decimals (tests/feedback/evaluate/test_means.py).
 
 The default set is the one `evaluate` always reported, at ``k`` = ``evaluate.depth``: NDCG with
 the exponential gain 2^g − 1 (``nDCG(gains={2:3,3:7})@10`` as ir_measures writes it: levels not

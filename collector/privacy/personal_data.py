@@ -275,7 +275,8 @@ _CARDS = (Detector(CARD_NUMBER, r"\d(?:(?:\s?[-_.,/:]\s?|\s)?\d){12,18}", _card_
                    13),)
 
 
-# -- national identity numbers (a table per country in tests/collector/test_personal_data.py)
+# -- national identity numbers (a table per country in
+#    tests/collector/privacy/test_personal_data.py)
 def _dni(match: re2._Match) -> bool:
     """A DNI's 8 digits or an NIE's letter and 7, however dotted, and their check letter."""
     number = "".join(c for c in match.group(1) if c.isalnum())

@@ -20,9 +20,9 @@ from collector.replay_workers import assigned, replay_partitioned
 from collector.sources.partitions import Partitioner, partition_of_key
 from collector.store.query_store import InputMark, open_store
 from searchpulse import main
+from tests.collector.store.test_replay_progress import _rows
 from tests.collector.test_properties import without_sparse_tail_retiming
-from tests.collector.test_replay_cli import _rounded, searchpulse
-from tests.collector.test_replay_resume import _rows
+from tests.collector.test_replay import _rounded, searchpulse
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "opensearch-generator-chunk.jsonl"
 # Simulator outputs of every shape the tests use: invalid records and duplicates; front ends

@@ -23,7 +23,7 @@ from collector import definitions as d
 from collector.config import load_config
 from collector.replay import replay
 from testbed.postgres import PostgresServer
-from tests.collector.test_replay_resume import _counted, _simulated, assert_same_store
+from tests.collector.store.test_replay_progress import _counted, _simulated, assert_same_store
 from tests.integration.test_kafka_collector import (
     TAIL,
     Run,

@@ -11,9 +11,9 @@ import pytest
 
 from collector.sources.simulator import SimulationSpec, Simulator
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "collector/schema/ubi-record.schema.json")
+SCHEMA = json.loads((Path(__file__).parents[3] / "collector/schema/ubi-record.schema.json")
                     .read_text())
-FIXTURES = Path(__file__).parents[1] / "fixtures"
+FIXTURES = Path(__file__).parents[2] / "fixtures"
 validator = jsonschema.Draft202012Validator(SCHEMA)
 
 

@@ -19,9 +19,9 @@ from selenium.webdriver.support.ui import Select
 from collector.sources.simulator import SimulationSpec
 from searchpulse import EXIT_OK, EXIT_REGRESSION, main
 from tests.browser import Browser, chromium
-from tests.feedback.test_agreement import _panel
-from tests.feedback.test_evaluate import _doc, _strata, _write_case
-from tests.feedback.test_job import simulated_store
+from tests.feedback.candidates.test_job import simulated_store
+from tests.feedback.evaluate.test_scoring import _doc, _strata, _write_case
+from tests.feedback.judging.test_agreement import _panel
 
 pytestmark = pytest.mark.integration  # a real browser
 

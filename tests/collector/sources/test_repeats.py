@@ -21,7 +21,7 @@ from collector.replay import replay
 from collector.sources import files, repeats
 from collector.sources.repeats import RANGE_MIN, Repeats
 from collector.store.query_store import open_store
-from tests.collector.test_replay_resume import (
+from tests.collector.store.test_replay_progress import (
     _replay_crashing_after,
     _simulated,
     assert_same_store,

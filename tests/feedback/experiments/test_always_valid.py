@@ -12,7 +12,7 @@ from collector.replay import exposition
 from collector.series.confidence_sequence import always_valid, always_valid_difference
 from collector.series.experiment_stats import Estimate
 from searchpulse import main
-from tests.feedback.test_experiments import CLIENTS, _records
+from tests.feedback.experiments.test_verdicts import CLIENTS, _records
 
 CTR = "clicked_searches_per_tracked_searches_with_results"
 

@@ -29,7 +29,7 @@ from collector.series.experiment_stats import (
 from feedback.experiments.report import page
 from feedback.experiments.verdicts import from_exposition, verdicts
 from searchpulse import main
-from tests.collector.test_interleaving import tagged
+from tests.collector.sessions.test_interleaving import tagged
 from tests.conftest import UBI
 
 DESIGN = ExperimentDesign.from_config(load_config(environ={}))  # the default settings'

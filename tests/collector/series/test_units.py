@@ -15,7 +15,7 @@ from collector.exposition.view import merge_views, view_from_dict, view_to_dict
 from collector.ingest.accounting import INVALID_LATENCY
 from collector.replay import exposition
 from collector.series.units import UNIT_NOT_TRACKED, bucket_of
-from tests.collector.test_metrics import Scrape
+from tests.collector.exposition.test_metrics import Scrape
 from tests.conftest import T0
 
 BUCKETS = 32

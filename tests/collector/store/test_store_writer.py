@@ -25,7 +25,7 @@ from collector.store import query_store
 from collector.store.query_stats import QueryStats
 from collector.store.query_store import QueryStore, open_store
 from collector.store.store_writer import StoreWriter
-from tests.collector.test_basic_auth import Clock
+from tests.collector.exposition.test_basic_auth import Clock
 
 DAY = 20_000  # a day number: every row of these tests is on it
 P0, P1 = ("ubi", 0), ("ubi", 1)

@@ -172,7 +172,7 @@ FOUND = [
     ("plus 44 20 7946 0958", pd.PHONE_NUMBER),
     ("plus 1 415 867 5301", pd.PHONE_NUMBER),
     ("más 34 612 34 56 78", pd.PHONE_NUMBER),
-    # spoken digits (tests/collector/test_spoken_numbers.py generates them)
+    # spoken digits (tests/collector/privacy/test_spoken_numbers.py generates them)
     ("four one five eight six seven five three zero two", pd.PHONE_NUMBER),
     ("call five five five one two three four", pd.PHONE_NUMBER),
     ("eight six seven fifty three oh nine", pd.PHONE_NUMBER),
