@@ -24,7 +24,7 @@ help:
 	@echo "make bench-time - replay cost by traffic shape: dense, sparse, nights, lulls, skewed, front_ends (AGAINST=DIR, CPU=1)"
 	@echo "make bench-replay-cpu - CPU time of searchpulse replay against another checkout (AGAINST=DIR;"
 	@echo "    INSTRUCTIONS=1: instructions under callgrind instead; LOG=FILE another log)"
-	@echo "make bench-workers - replay --workers 1 and 2 against one engine: wall, CPU, stages"
+	@echo "make bench-workers - replay --workers 1 and 2 against one engine: wall, CPU, stages (AGAINST=DIR)"
 	@echo "make bench-judged - live judged scoring's cost; evaluate on 100k queries x 2 runs"
 	@echo "make bench-interleaving - searches interleaving vs A/B need to detect a preference"
 	@echo "make bench-clicks - the click model's curve error against traffic, fit time"
@@ -108,7 +108,8 @@ bench-replay-cpu: install
 		--json benchmarks/results/replay-$(if $(INSTRUCTIONS),instructions,cpu).json
 
 bench-workers: install
-	$(PYTHON) -m benchmarks.replay_workers_bench --json benchmarks/results/replay-workers.json
+	$(PYTHON) -m benchmarks.replay_workers_bench $(if $(AGAINST),--against $(AGAINST)) \
+		--json benchmarks/results/replay-workers.json
 
 bench-judged: install
 	$(PYTHON) -m benchmarks.judged_bench --json benchmarks/results/judged.json

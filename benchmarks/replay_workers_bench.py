@@ -1,13 +1,15 @@
 """`replay --workers N` against one process: wall and CPU time, interleaved rounds, medians.
 
     python -m benchmarks.replay_workers_bench [--records 300000] [--rounds 3]
-                                              [--workers 1,2] [--json FILE]
+                                              [--workers 1,2] [--against DIR] [--json FILE]
 
 Each round replays the dense simulated log (benchmarks/collector_bench.py's, cached in
 .cache/) once with the plain replay (one engine) and once per worker count, each in a fresh
-interpreter, in that order; CPU is the process's and its children's (user + system). Then,
-in this process, where a worker's time goes on the same log: reading the input, finding each
-record's partition, and the merge in the parent.
+interpreter, in that order; CPU is the process's and its children's (user + system). With
+``--against DIR`` (another checkout, e.g. ``git worktree add DIR HEAD~1``), each round also runs
+its ``--workers`` counts from that tree, right after this one's. Then, in this process, where
+the time goes on the same log: the reader's reading and routing, and the engines of every
+partition, of each half of them.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from benchmarks.collector_bench import simulated_log
 from collector.config import load_config
 from collector.replay import replay
-from collector.replay_workers import assigned, run_worker
+from collector.replay_workers import PartitionGroup, assigned
 from collector.sources.files import open_inputs, read_batches
 from collector.sources.partitions import Partitioner
 
@@ -48,30 +50,31 @@ _RUN = (
 )
 
 
-def run(path: Path, workers: int) -> tuple[float, float, int]:
-    """(wall s, CPU s, the largest worker's peak RSS in KiB) of one replay; workers 0: the
-    plain replay (one engine, no fork)."""
+def run(path: Path, workers: int, tree: Path | None = None) -> tuple[float, float, int]:
+    """(wall s, CPU s, the largest worker's peak RSS in KiB) of one replay by this checkout
+    or the one at ``tree``; workers 0: the plain replay (one engine, no fork)."""
     done = subprocess.run([sys.executable, "-c", _RUN, str(path.resolve()), str(workers)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, cwd=tree,
+                          env={**os.environ, "PYTHONPATH": str(tree)} if tree else None)
     wall, cpu, rss = done.stdout.split()
     return float(wall), float(cpu), int(rss)
 
 
 def stages(path: Path, partitions: int) -> dict[str, float]:
-    """CPU seconds of a worker's reading and routing on ``path`` (every record, as each
-    worker reads them all), the second routing with the partitions of its keys known."""
+    """CPU seconds of the reader's reading and routing on ``path``, the second routing with
+    the partitions of its keys known."""
     started = time.process_time()
     batches = list(read_batches(open_inputs([str(path)])))
     read = time.process_time() - started
     router = Partitioner(partitions)
-    mine = range(0, partitions // 2 or 1)
+    every = range(0, partitions)
     started = time.process_time()
     for batch in batches:
-        router.split(batch, mine)
+        router.split(batch, every)
     first = time.process_time() - started
     started = time.process_time()
     for batch in batches:
-        router.split(batch, mine)
+        router.split(batch, every)
     again = time.process_time() - started
     return {"read_s": round(read, 3), "route_first_s": round(first, 3),
             "route_known_keys_s": round(again, 3),
@@ -79,27 +82,42 @@ def stages(path: Path, partitions: int) -> dict[str, float]:
 
 
 def critical_path(path: Path, rounds: int) -> dict[str, list[float]]:
-    """CPU seconds, in this process, interleaved: the plain replay (one engine), a worker of
-    ``--workers 1`` (every partition) and each worker of ``--workers 2`` (half of them). On
-    two free cores ``--workers 2`` takes as long as its slower worker: these CPU times give
-    the speed-up that the load of a shared machine hides from wall time."""
+    """CPU seconds, in this process, interleaved: the plain replay (one engine), the engines
+    of every partition (a worker of ``--workers 1``) and of each half of them (a worker of
+    ``--workers 2``), fed the reader's routed records (routed once, before). On two free cores
+    ``--workers 2`` takes at least as long as its slower worker, and the reader's reading and
+    routing (``stages``) share the cores with them."""
     config = load_config(environ={})
-    halves = assigned(config["replay.partitions"], 2)
+    partitions = config["replay.partitions"]
+    halves = assigned(partitions, 2)
+    router = Partitioner(partitions)
+    routed = [sorted(router.split(batch, range(partitions)).items())
+              for batch in read_batches(open_inputs([str(path)]))]
     times: dict[str, list[float]] = {"one_engine": [], "all_partitions": [],
                                      "first_half": [], "second_half": []}
     for _ in range(rounds):
-        for name, mine in (("one_engine", None), ("all_partitions", None),
+        for name, mine in (("one_engine", None), ("all_partitions", range(partitions)),
                            ("first_half", halves[0]), ("second_half", halves[1])):
             started = time.process_time()
-            if name == "one_engine":
+            if mine is None:
                 replay([str(path)], config)
             else:
-                everything = range(0, config["replay.partitions"])
-                run_worker([str(path)], config,
-                           everything if name == "all_partitions" else mine,
-                           None, False, False, False)
+                group = PartitionGroup(config, mine, None, False)
+                for parts in routed:
+                    group.process_parts([(p, records) for p, records in parts
+                                         if p in mine and records])
+                group.close()
+                group.results()
             times[name].append(round(time.process_time() - started, 3))
     return times
+
+
+def _speedup(base: list[tuple[float, float, int]], this: list[tuple[float, float, int]]
+             ) -> dict[str, object]:
+    """How many times faster ``this`` ran than ``base``: per round, and of the medians."""
+    return {"wall_per_round": [round(b[0] / t[0], 3) for b, t in zip(base, this, strict=True)],
+            "wall_of_medians": round(statistics.median(b[0] for b in base)
+                                     / statistics.median(t[0] for t in this), 3)}
 
 
 def main() -> None:
@@ -107,15 +125,20 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another checkout whose --workers runs join each round")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     path = simulated_log(args.records)
     counts = [0, *(int(w) for w in args.workers.split(","))]
     rounds: dict[int, list[tuple[float, float, int]]] = {w: [] for w in counts}
+    against: dict[int, list[tuple[float, float, int]]] = {w: [] for w in counts[1:]}
     loads = [os.getloadavg()[0]]
     for _ in range(args.rounds):
         for w in counts:
             rounds[w].append(run(path, w))
+            if args.against and w:
+                against[w].append(run(path, w, args.against.resolve()))
         loads.append(os.getloadavg()[0])
     result: dict = {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "log": str(path), "rounds": args.rounds, "load_1m": loads}
@@ -128,10 +151,16 @@ def main() -> None:
                         "worker_peak_rss_mib": round(max(r[2] for r in runs) / 1024, 1)}
     for w in counts[2:]:
         base, this = rounds[counts[1]], rounds[w]
-        result[f"speedup_{w}_vs_{counts[1]}"] = {
-            "wall_per_round": [round(b[0] / t[0], 3) for b, t in zip(base, this, strict=True)],
-            "wall_of_medians": round(statistics.median(b[0] for b in base)
-                                     / statistics.median(t[0] for t in this), 3)}
+        result[f"speedup_{w}_vs_{counts[1]}"] = _speedup(base, this)
+    if args.against:
+        result["against"] = {"tree": str(args.against), **{
+            f"workers_{w}": {"wall_s": [round(r[0], 3) for r in runs],
+                             "wall_median_s": round(statistics.median(r[0] for r in runs), 3)}
+            for w, runs in against.items()}}
+        for w in counts[2:]:
+            result["against"][f"speedup_{w}_vs_{counts[1]}"] = _speedup(against[counts[1]],
+                                                                        against[w])
+            result[f"this_vs_against_workers_{w}"] = _speedup(against[w], rounds[w])
     result["stages"] = stages(path, load_config(environ={})["replay.partitions"])
     cpu = critical_path(path, args.rounds)
     result["cpu_in_process_s"] = cpu

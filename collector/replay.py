@@ -218,8 +218,8 @@ def repeated_ranges(inputs: list[InputReport]) -> dict[str, dict]:
 
 
 class Fed(Protocol):
-    """What ``feed`` drives: an engine, or the engines of one worker's partitions
-    (replay_workers.PartitionGroup), fed batch by batch and closed at the end."""
+    """What ``feed`` drives: an engine, or the workers' engines through the reader's router
+    (replay_workers.Router), fed batch by batch and closed at the end."""
 
     def process_all(self, batch: list[bytes]) -> None: ...
 

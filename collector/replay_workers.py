@@ -5,12 +5,13 @@ Records are partitioned as a Kafka topic of ``replay.partitions`` partitions key
 engine — its own stream clock, sessions and counts — as each partition of ``collect`` has: the
 replay computes what the consumers of such a topic compute, and the same whatever ``N``.
 
-Each worker is a forked process that reads every input itself (no records cross a pipe: a
-record's partition costs a two-field decode, far less than sending it) and keeps the records
-of its own partitions; at the end it sends each partition's counts (a ``View``), per-query
-aggregates and dead letters. The parent merges them in partition order, so every sum — floats
-included — is added in the same order whichever worker computed it: the summary, the
-exposition and the store rows are those of one process, byte for byte.
+The parent is the one reader: it reads the inputs once (repeats, the store's marks, progress),
+finds each record's partition (a two-field decode) and sends each worker, a forked process, the
+records of its partitions batch by batch, so reading and routing overlap the engines instead of
+being repeated in every worker. At the end each worker sends each partition's counts (a
+``View``), per-query aggregates and dead letters. The parent merges them in partition order, so
+every sum — floats included — is added in the same order whichever worker computed it: the
+summary, the exposition and the store rows are those of one process, byte for byte.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import os
 import shutil
 import tempfile
 import traceback
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from collector.config import Config
@@ -49,7 +50,7 @@ from collector.replay import (
 from collector.series.examination import ExaminationFile
 from collector.series.judged_relevance import JudgmentsFile
 from collector.series.zero_result_queries import QueryRelease
-from collector.sources.files import open_inputs
+from collector.sources.files import Input, open_inputs
 from collector.sources.partitions import Partitioner
 from collector.store.query_stats import Key, QueryRow, QueryStats
 from collector.store.query_store import InputMark
@@ -68,13 +69,7 @@ class PartitionResult:
     dead_letters: str | None  # the file of its dead letters, in its order
 
 
-@dataclass
-class WorkerResult:
-    partitions: list[PartitionResult]
-    input_error: str | None
-    inputs: list[InputReport] = field(default_factory=list)
-    marks: list[InputMark] = field(default_factory=list)  # every input complete (a store)
-    held: dict[str, int] = field(default_factory=dict)  # input → records the store held
+Parts = list[tuple[int, list[bytes]]]  # a batch's records of one worker's partitions
 
 
 def replay_partitioned(paths: list[str], config: Config, workers: int,
@@ -86,9 +81,7 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
     (``store.url``), the partitions' rows are written at the end, merged in partition order,
     with every input marked complete, in one transaction: nothing is written before, so a
     crash leaves the store as it was and the same command starts over (see ``_into_store``)."""
-    if "-" in paths:
-        raise ConfigError("--workers: not with - (stdin): each worker reads every input "
-                          "itself; give the log as a file")
+    check_workers(workers, config)
     writer = StoreWriter.from_config(config)
     try:
         stored = _stored(writer, paths) if writer is not None else None
@@ -118,22 +111,22 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
     return summary
 
 
-def _stored(writer: StoreWriter, paths: list[str]) -> dict[str, InputMark]:
-    """What the store holds of replays' inputs, once it is known that the workers can go on
-    from there: every refusal of a replay into a store (an earlier version's marks, an
-    input beginning like a held one, two inputs the same) is made here, before a worker
-    starts; so is an interrupted replay's, which only the command that began it can finish
-    (its rows are one engine's, a ``--workers`` replay's the partitions')."""
+def _stored(writer: StoreWriter, paths: list[str]) -> tuple[ReplayProgress, list[Input]]:
+    """The inputs opened against what the store holds of them, once it is known that the
+    workers can go on from there: every refusal of a replay into a store (an earlier
+    version's marks, an input beginning like a held one, two inputs the same) is made here,
+    before a worker starts; so is an interrupted replay's, which only the command that began
+    it can finish (its rows are one engine's, a ``--workers`` replay's the partitions')."""
     writer.connect()
     refuse_legacy(writer, paths)
     stored = writer.inputs()
-    tracker = mismatch_refused(writer, lambda: ReplayProgress(
-        open_inputs(paths, digest=True), stored))
+    inputs = open_inputs(paths, digest=True)
+    tracker = mismatch_refused(writer, lambda: ReplayProgress(inputs, stored))
     if tracker.until is not None:
         raise StoreError(f"store {redact(writer.url)} holds an interrupted replay of "
                          f"{', '.join(tracker.held)} (without --workers): finish it with the "
                          "command that began it, without --workers")
-    return stored
+    return tracker, inputs
 
 
 def _into_store(writer: StoreWriter, merged: Merged, config: Config) -> None:
@@ -176,11 +169,10 @@ def check_workers(workers: int, config: Config) -> None:
 
 
 class PartitionGroup:
-    """The engines of one worker's partitions, fed batch by batch as one engine is."""
+    """The engines of one worker's partitions, fed the records the reader routed to them."""
 
     def __init__(self, config: Config, mine: range, dlq_dir: str | None, with_store: bool) -> None:
         self.mine = mine
-        self.router = Partitioner(config[PARTITIONS_KEY])
         judgments = (
             JudgmentsFile(config["judgments.file"], config["judgments.max_grade"])
             if config["judgments.file"]
@@ -203,11 +195,11 @@ class PartitionGroup:
             for p in mine
         }
 
-    def process_all(self, batch: list[bytes]) -> None:
+    def process_parts(self, parts: Parts) -> None:
+        """One batch's records of these partitions, each partition's in arrival order."""
         engines = self.engines
-        for p, records in self.router.split(batch, self.mine).items():
-            if records:
-                engines[p].process_all(records)
+        for p, records in parts:
+            engines[p].process_all(records)
 
     def close(self) -> None:
         for engine in self.engines.values():
@@ -231,41 +223,60 @@ class PartitionGroup:
         return out
 
 
-def run_worker(
-    paths: list[str],
-    config: Config,
-    mine: range,
-    dlq_dir: str | None,
-    stored: dict[str, InputMark] | None,
-    progress: bool,
-    report_inputs: bool,
-) -> WorkerResult:
-    """One worker's replay: every input read, its partitions' records fed to their engines.
-    ``stored`` (a replay into a store): what the store holds of the inputs, skipped as a
-    replay into it skips it (collector/store/replay_progress.py), every worker alike."""
-    inputs = open_inputs(paths, digest=stored is not None)
-    tracker = None
-    if stored is not None:
-        tracker = ReplayProgress(inputs, stored, announce=False)  # the parent announced it
-        inputs = tracker.inputs + [i for i in inputs if i.head is None]
-    group = PartitionGroup(config, mine, dlq_dir, stored is not None)
-    input_error = feed(group, paths, progress, inputs)
-    result = WorkerResult(group.results(), input_error, reported(inputs) if report_inputs else [])
-    if tracker is not None and report_inputs:
-        result.marks = [] if input_error else tracker.marks()
-        result.held = tracker.held
-    return result
+class Router:
+    """The reader's side of the workers, driven by ``feed`` as one engine is: each batch's
+    records split by partition (collector/sources/partitions.py) and sent to the worker of
+    their partition, one message a batch, so each partition's engine gets the sub-batches a
+    ``PartitionGroup`` of every partition would give it, in the same order, whatever ``N``.
+    A worker that has not taken the last message yet holds the reader back (the pipe)."""
+
+    def __init__(self, partitions: int, ranges: list[range], pipes: list[Connection]) -> None:
+        self.partitioner = Partitioner(partitions)
+        self.every = range(partitions)
+        self.ranges = list(zip(ranges, pipes, strict=True))
+
+    def process_all(self, batch: list[bytes]) -> None:
+        split = self.partitioner.split(batch, self.every)
+        for mine, pipe in self.ranges:
+            parts = [(p, split[p]) for p in mine if split[p]]
+            if parts:
+                pipe.send(parts)
+
+    def close(self) -> None:
+        """The end of the inputs: each worker closes its engines and sends its results (a
+        worker that ended early has its error there instead)."""
+        for _, pipe in self.ranges:
+            try:
+                pipe.send(None)
+            except BrokenPipeError:
+                pass
 
 
-def _child(conn: Connection, *args: Any) -> None:
+def run_worker(records: Connection, config: Config, mine: range, dlq_dir: str | None,
+               with_store: bool) -> list[PartitionResult]:
+    """One worker's replay: its partitions' records as the reader sends them, until the end
+    of the inputs (``None``); then its partitions' results."""
+    group = PartitionGroup(config, mine, dlq_dir, with_store)
+    while (parts := records.recv()) is not None:
+        group.process_parts(parts)
+    group.close()
+    return group.results()
+
+
+def _child(inherited: list[Connection], records: Connection, results: Connection,
+           *args: Any) -> None:
+    for end in inherited:  # the parent's ends of its pipes and the earlier workers': so a
+        end.close()  # parent that dies ends this worker's pipes, and it ends too
     try:
-        result: Any = ("ok", run_worker(*args))
+        result: Any = ("ok", run_worker(records, *args))
     except BaseException as error:  # sent to the parent, which raises it
         result = ("error", error, traceback.format_exc())
-    try:
-        conn.send(result)
     finally:
-        conn.close()
+        records.close()  # the reader's next message fails at once instead of waiting
+    try:
+        results.send(result)
+    finally:
+        results.close()
 
 
 @dataclass
@@ -285,17 +296,34 @@ def run_workers(
     config: Config,
     workers: int,
     dlq: str | None,
-    stored: dict[str, InputMark] | None,
+    stored: tuple[ReplayProgress, list[Input]] | None,
     progress: bool,
 ) -> Merged:
-    """Fork ``workers`` processes over the partitions and gather what they computed; the
-    dead letters of every partition appended to ``dlq`` in partition order."""
-    check_workers(workers, config)
+    """Fork ``workers`` processes over the partitions, read the inputs to them and gather
+    what they computed; the dead letters of every partition appended to ``dlq`` in partition
+    order. ``stored`` (a replay into a store): the inputs opened against what the store holds
+    of them, held ones skipped and grown ones continued as a replay into it does
+    (collector/store/replay_progress.py)."""
     dlq_dir = tempfile.mkdtemp(prefix="searchpulse-dlq-") if dlq else None
+    tracker, inputs = stored if stored is not None else (None, open_inputs(paths))
+    if tracker is not None:
+        inputs = tracker.inputs + [i for i in inputs if i.head is None]
     try:
-        results = list(_gather(paths, config, workers, dlq_dir, stored, progress))
-        parts = sorted((p for r in results for p in r.partitions), key=lambda p: p.partition)
-        if dlq:
+        ranges = assigned(config[PARTITIONS_KEY], workers)
+        started = _start(config, ranges, dlq_dir, stored is not None)
+        router = Router(config[PARTITIONS_KEY], ranges, [pipe for _, pipe, _ in started])
+        try:
+            input_error = feed(router, paths, progress, inputs)
+        except BrokenPipeError:  # a worker ended early: its error is in its result
+            input_error = None
+            router.close()
+        except BaseException:
+            _stop(started)
+            raise
+        parts = sorted((p for r in _gather(started) for p in r), key=lambda p: p.partition)
+        # a replay into a store after an input broke off writes nothing, and the same
+        # command starts over: so are its dead letters, which it writes then
+        if dlq and not (input_error and tracker is not None):
             with open(dlq, "ab") as out:
                 for part in parts:
                     if part.dead_letters:
@@ -304,63 +332,72 @@ def run_workers(
     finally:
         if dlq_dir:
             shutil.rmtree(dlq_dir, ignore_errors=True)
-    first = results[0]
     return Merged(
         [p.view for p in parts],
         {p.partition: p.rows for p in parts if p.rows is not None},
-        first.input_error,
-        first.inputs,
-        first.marks,
-        first.held,
+        input_error,
+        reported(inputs),
+        ([] if input_error else tracker.marks()) if tracker is not None else [],
+        tracker.held if tracker is not None else {},
     )
 
 
-def _gather(
-    paths: list[str],
-    config: Config,
-    workers: int,
-    dlq_dir: str | None,
-    stored: dict[str, InputMark] | None,
-    progress: bool,
-) -> Iterator[WorkerResult]:
-    """Each worker's result, in worker order; a worker's exception is raised here."""
+Started = list[tuple[BaseProcess, Connection, Connection]]  # a worker, its records, its result
+
+
+def _start(config: Config, ranges: list[range], dlq_dir: str | None,
+           with_store: bool) -> Started:
+    """A forked worker per range of partitions, each with a pipe of records from the reader
+    and one of its result back. The parent closes the children's ends at once, before the
+    next fork, so no other process holds them: a worker that ends early breaks the reader's
+    pipe, and one that dies ends its result pipe; each worker closes its copies of the
+    parent's ends (of its pipes and of those forked before it)."""
     context = multiprocessing.get_context("fork")
-    started = []
-    for w, mine in enumerate(assigned(config[PARTITIONS_KEY], workers)):
+    started: Started = []
+    for w, mine in enumerate(ranges):
+        take, give = context.Pipe(duplex=False)
         receive, send = context.Pipe(duplex=False)
-        process = context.Process(
-            target=_child,
-            args=(send, paths, config, mine, dlq_dir, stored, progress and w == 0, w == 0),
-            name=f"searchpulse-replay-{w}",
-        )
+        inherited = [end for _, *ends in started for end in ends] + [give, receive]
+        process = context.Process(target=_child, args=(inherited, take, send, config, mine,
+                                                       dlq_dir, with_store),
+                                  name=f"searchpulse-replay-{w}")
         process.start()
+        take.close()
         send.close()
-        started.append((process, receive))
-    failure = None
+        started.append((process, give, receive))
+    return started
+
+
+def _stop(started: Started) -> None:
+    """The workers ended without their results (the reader failed: a refusal, an
+    interrupt)."""
+    for process, give, receive in started:
+        give.close()
+        receive.close()
+        process.terminate()
+    for process, _, _ in started:
+        process.join()
+
+
+def _gather(started: Started) -> list[list[PartitionResult]]:
+    """Each worker's results, in worker order; a worker's exception is raised here."""
     answers = []
-    for process, receive in started:
+    for process, give, receive in started:
+        give.close()  # every message sent, the end (None) last
         try:
             answers.append(receive.recv())
         except EOFError:
             process.join()
-            answers.append(
-                (
-                    "error",
-                    RuntimeError(
-                        f"replay worker {process.name} ended without a result (exit code "
-                        f"{process.exitcode}, killed?)"
-                    ),
-                    "",
-                )
-            )
+            answers.append(("error", RuntimeError(
+                f"replay worker {process.name} ended without a result (exit code "
+                f"{process.exitcode}, killed?)"), ""))
         finally:
             receive.close()
-    for process, _ in started:
+    for process, _, _ in started:
         process.join()
     for answer in answers:
-        if answer[0] == "error" and failure is None:
-            failure = answer[1]
-    if failure is not None:
-        raise failure
-    for answer in answers:
-        yield answer[1]
+        if answer[0] == "error":
+            if not isinstance(answer[1], (ValueError, OSError, KeyboardInterrupt)):
+                log.error("a replay worker failed:\n%s", answer[2])  # not one of ours
+            raise answer[1]
+    return [answer[1] for answer in answers]

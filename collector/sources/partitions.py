@@ -4,14 +4,19 @@ split over partitions computes what the consumers of such a topic compute.
 
 A record without ``client_id`` has no Kafka key, and a producer sends it to a random partition;
 here its ``query_id`` is the key instead (the same run after run, and such a search and its
-events meet), and a record with neither — or one that is not a JSON object — goes to partition
-0, whose engine rejects it with its reason as one engine would.
+events meet when they all lack ``client_id``), and a record with neither — or one the engine
+cannot read — goes to partition 0, whose engine rejects it with its reason as one engine would.
+A record the two-field decode refuses is read as the engine reads it (collector/ingest/events.py:
+a byte-order mark, bare NaN or Infinity, a field of the wrong type), so it goes where its own
+``client_id`` sends it.
 """
 
 from __future__ import annotations
 
 import msgspec
 from kafka.partitioner.default import murmur2
+
+from collector.ingest.events import Rejected, decode
 
 # Keys remembered with their partition (clients come back; murmur2 is pure Python, ~5 µs a
 # key): cleared when this many, so a month of distinct clients bounds memory.
@@ -24,7 +29,6 @@ class _Key(msgspec.Struct, gc=False):
 
 
 _decode_one = msgspec.json.Decoder(_Key).decode
-_decode_many = msgspec.json.Decoder(list[_Key]).decode
 
 
 def partition_of_key(key: bytes, partitions: int) -> int:
@@ -34,9 +38,9 @@ def partition_of_key(key: bytes, partitions: int) -> int:
 
 class Partitioner:
     """Routes raw records to ``partitions`` partitions by their key, decoding only the two
-    fields that make it, a batch at a time: its records joined into one JSON array are one
-    C call, not one per record (a batch that is not an array of objects — a record that is
-    not one — is decoded record by record)."""
+    fields that make it, record by record: as fast as one decode of the batch joined into a
+    JSON array (measured: 0.12–0.17 s against 0.13–0.21 s for 300,719 records), and a line
+    of two objects, or an object split over two lines, cannot shift its neighbours' keys."""
 
     def __init__(self, partitions: int) -> None:
         self.partitions = partitions
@@ -59,22 +63,20 @@ class Partitioner:
 
     def _keys(self, batch: list[bytes]) -> list[str | None]:
         try:
-            decoded = _decode_many(b"[" + b",".join(batch) + b"]")
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            decoded = []
-        # Garbage that still parses (a line of two objects, one split over two lines) can
-        # give as many keys as records, some misplaced: only garbage records are misplaced
-        # (rejected wherever they go), and the same on every run.
-        if len(decoded) != len(batch):
+            return [key.client_id or key.query_id for key in map(_decode_one, batch)]
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return [self._key_of(raw) for raw in batch]
-        return [key.client_id or key.query_id for key in decoded]
 
     @staticmethod
     def _key_of(raw: bytes) -> str | None:
         try:
             key = _decode_one(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            try:
+                record = decode(raw)  # as the engine reads it
+            except Rejected:
+                return None
+            return record.client_id or record.query_id
         return key.client_id or key.query_id
 
     def _new(self, key: str) -> int:

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -168,6 +173,81 @@ def test_the_key_is_client_id_else_query_id_else_partition_0():
     }
 
 
+def test_a_record_the_two_field_decode_refuses_goes_where_the_engine_reads_its_key():
+    """A byte-order mark, a bare NaN (what Python's json.dumps writes), a field of another
+    type: the engine reads these records, so their client_id routes them, not partition 0."""
+    router = Partitioner(4)
+    client = next(f"c-{n}" for n in range(50) if partition_of_key(f"c-{n}".encode(), 4) != 0)
+    read_by_the_engine = [
+        b'\xef\xbb\xbf{"client_id":"%s","query_id":"q-1"}' % client.encode(),
+        b'{"client_id":"%s","query_attributes":{"latency_ms":NaN}}' % client.encode(),
+        b'{"client_id":"%s","timestamp":Infinity}' % client.encode(),
+    ]
+    assert router.partitions_of(read_by_the_engine) == [partition_of_key(client.encode(), 4)] * 3
+
+
+def test_lines_that_are_not_one_object_do_not_move_their_neighbours():
+    """Two objects on one line, an object split over two lines: joined into one JSON array
+    they would still make as many objects as lines, each key one record late."""
+    router = Partitioner(4)
+    keys = [f"c-{n}" for n in range(40)]
+    records = []
+    for key in keys:
+        records += [b'{"client_id":"%s"}' % key.encode(), b'{"client_id":"x"},{"client_id":"zz"}',
+                    b'{"a":[1', b'2]}']
+    expected = [p for key in keys for p in (partition_of_key(key.encode(), 4), 0, 0, 0)]
+    assert router.partitions_of(records) == expected
+
+
+def test_a_fifo_is_read_once_whoever_replays_it(logs, tmp_path):
+    """One reader: a named pipe (or <(…)) gives the file's summary; workers that each read
+    it would split one stream between them."""
+    log = Path(logs["invalid"][0])
+    fifo = tmp_path / "records"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(log.read_bytes()))
+    writer.start()
+    from_fifo = searchpulse("replay", str(fifo), "--workers", "2", "--json", "--no-progress")
+    writer.join()
+    from_file = searchpulse("replay", str(log), "--workers", "2", "--json", "--no-progress")
+    assert from_fifo.returncode == from_file.returncode == 0, from_fifo.stderr
+    assert json.loads(from_fifo.stdout) == {**json.loads(from_file.stdout),
+                                            "records": _records(str(log))}
+
+
+def test_workers_end_when_their_reader_is_killed(tmp_path):
+    """SIGKILL to the parent alone: its workers see their pipes end and exit, not wait on
+    them for ever holding their partitions (a store's rows fill the pipe of a result)."""
+    log = tmp_path / "long.jsonl"
+    done = searchpulse("simulate", "--seed", "2", "--sessions", "20000", "--out", str(log))
+    assert done.returncode == 0, done.stderr
+    parent = subprocess.Popen([sys.executable, "-m", "searchpulse", "replay", str(log),
+                               "--workers", "2", "--no-progress",
+                               "--store", f"sqlite:///{tmp_path / 'store.db'}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: list[int] = []
+    deadline = time.monotonic() + 30
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+        children = [int(pid) for pid in found.read_text().split()] if found.exists() else []
+    assert len(children) == 2 and parent.poll() is None
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_running(pid) for pid in children):
+        time.sleep(0.05)
+    assert [pid for pid in children if _running(pid)] == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
 def test_workers_get_contiguous_even_ranges_of_partitions():
     assert assigned(4, 1) == [range(0, 4)]
     assert assigned(4, 3) == [range(0, 2), range(2, 3), range(3, 4)]
@@ -183,9 +263,15 @@ def test_more_workers_than_partitions_is_a_usage_error(capsys):
     assert refused.value.code == 2 and "--workers" in capsys.readouterr().err
 
 
-def test_stdin_with_workers_is_a_usage_error(capsys):
-    assert main(["replay", "-", "--workers", "2"]) == 2
-    assert "--workers: not with - (stdin)" in capsys.readouterr().err
+def test_stdin_is_read_once_by_the_reader_and_gives_the_files_summary(logs):
+    """The parent alone reads the inputs, so - (stdin) is one input like a file."""
+    log = Path(logs["front_ends"][0])
+    from_file = searchpulse("replay", str(log), "--workers", "2", "--json", "--no-progress")
+    from_stdin = searchpulse("replay", "-", "--workers", "2", "--json", "--no-progress",
+                             stdin=log.read_bytes())
+    assert from_file.returncode == from_stdin.returncode == 0, from_stdin.stderr
+    assert from_stdin.stdout == from_file.stdout
+    assert json.loads(from_stdin.stdout)["searches"] > 1000
 
 
 # -- into a store ---------------------------------------------------------------------------
@@ -252,6 +338,26 @@ def test_an_input_that_breaks_off_writes_nothing_until_it_is_whole(logs, tmp_pat
     _into_store([str(cut)], 2, url)
     _into_store(logs["front_ends"], 2, clean)
     assert _rows(url) == _rows(clean) != {}
+
+
+def test_dead_letters_of_an_input_that_broke_off_are_written_with_its_whole_replay(
+        tmp_path):
+    """Nothing of the broken run is kept, its dead letters neither: the --dlq the two runs
+    leave is one clean run's."""
+    log, truth = tmp_path / "ubi.jsonl", tmp_path / "truth.json"
+    done = searchpulse("simulate", "--seed", "4", "--sessions", "1500", "--invalid-rate",
+                       "0.05", "--out", str(log), "--truth", str(truth))
+    assert done.returncode == 0, done.stderr
+    packed = gzip.compress(log.read_bytes())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed[: len(packed) * 2 // 3])
+    url, dlq, clean_dlq = f"sqlite:///{tmp_path / 's.db'}", tmp_path / "d", tmp_path / "c"
+    assert "input_error" in _into_store([str(cut)], 2, url, dlq)
+    cut.write_bytes(packed)
+    _into_store([str(cut)], 2, url, dlq)
+    _into_store([str(cut)], 2, f"sqlite:///{tmp_path / 'clean.db'}", clean_dlq)
+    assert dlq.read_bytes() == clean_dlq.read_bytes()
+    assert dlq.read_bytes().count(b"\n") >= 60
 
 
 def test_what_a_replay_into_the_store_refuses_workers_refuse_before_writing(
