@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from kafka.partitioner.default import DefaultPartitioner, murmur2
 from collector.config import load_config
 from collector.errors import StoreError
 from collector.replay import replay
-from collector.replay_workers import assigned, replay_partitioned
+from collector.replay_workers import Router, assigned, replay_partitioned
 from collector.sources.partitions import Partitioner, partition_of_key
 from collector.store.query_store import InputMark, open_store
 from searchpulse import main
@@ -321,6 +322,49 @@ def test_a_grown_log_continues_with_workers_where_the_store_stopped(logs, tmp_pa
     again = _into_store([str(growing)], 3, grown)  # held whole: nothing to do
     assert (again["records"], again["already_in_store"]) == (0, {str(growing): len(lines)})
     assert _rows(grown) == _rows(expected)
+
+
+def test_a_log_growing_while_it_is_replayed_is_marked_as_far_as_it_was_read(
+        logs, tmp_path, monkeypatch):
+    """The one reader reads a growing log to one end: the store marks what was counted, and
+    the next run continues from there to what one replay of the prefix, then of the whole
+    log, leaves (each worker reading it, each to another end, double-counted it)."""
+    lines = Path(logs["nights"][0]).read_bytes().splitlines(keepends=True)
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(b"".join(lines[: len(lines) // 3]))
+    appended = iter(lines[len(lines) // 3:])
+    route, end = Router.process_all, Router.close
+
+    def append(lines: int | None) -> None:
+        with open(growing, "ab") as handle:
+            handle.write(b"".join(islice(appended, lines)))
+
+    batches = iter(range(3))
+
+    def grow(self, batch):  # a producer appends 300 lines while each of 3 batches is routed,
+        route(self, batch)
+        if next(batches, None) is not None:
+            append(300)
+
+    def late(self):  # and the rest once the reader has found the end
+        append(None)
+        end(self)
+
+    url, expected = f"sqlite:///{tmp_path / 'g.db'}", f"sqlite:///{tmp_path / 'e.db'}"
+    with monkeypatch.context() as patched:
+        patched.setattr(Router, "process_all", grow)
+        patched.setattr(Router, "close", late)
+        summary = _into_store([str(growing)], 2, url)
+    [mark] = _marks(url)
+    assert len(lines) // 3 < mark.high_records == summary["records"]
+    assert mark.high_records < _records(str(growing))  # the last append came after the end
+    prefix = tmp_path / "prefix.jsonl"
+    prefix.write_bytes(b"".join(lines[: mark.high_records]))
+    _into_store([str(prefix)], 2, expected)
+    growing.write_bytes(b"".join(lines))
+    _into_store([str(growing)], 2, url)
+    _into_store([str(growing)], 2, expected)
+    assert _rows(url) == _rows(expected) != {}
 
 
 def test_an_input_that_breaks_off_writes_nothing_until_it_is_whole(logs, tmp_path):
