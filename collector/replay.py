@@ -260,13 +260,14 @@ def _each(engine: Fed, batches: Iterator[list[bytes]]) -> None:
         engine.process_all(batch)
 
 
-def all_written(writer: StoreWriter, wait_s: float) -> None:
+def all_written(writer: StoreWriter, wait_s: float,
+                then: str = "the same command resumes from there") -> None:
     """Every row waiting in the store, waiting for it up to ``wait_s`` while it is away;
-    else an error (what the store holds stays: the same command resumes from there)."""
+    else an error (what the store holds stays; ``then``: what the same command does)."""
     if not writer.write_all(wait_s):
         raise StoreError(f"store {redact(writer.url)}: away for {writer.away_s:.0f} s, "
                          f"{writer.waiting} rows not written (store.wait_s = {wait_s:g}): "
-                         "the store holds what it held; the same command resumes from there")
+                         f"the store holds what it held; {then}")
 
 
 def _into_store(engine: Engine, batches: Iterator[list[bytes]], writer: StoreWriter,

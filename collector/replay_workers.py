@@ -142,7 +142,8 @@ def _into_store(writer: StoreWriter, merged: Merged, config: Config) -> None:
     depth = config["store.shown_depth"]
     writer.flush({p: QueryStats.holding(rows, depth) for p, rows in merged.rows.items()},
                  inputs=merged.marks)
-    all_written(writer, config["store.wait_s"])
+    all_written(writer, config["store.wait_s"],  # one transaction: none of it was written
+                "the same command starts over (replay --workers writes once, at the end)")
 
 
 def assigned(partitions: int, workers: int) -> list[range]:
