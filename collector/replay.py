@@ -37,6 +37,7 @@ from collector.sources.files import (
     open_inputs,
     read_batches,
 )
+from collector.store.replay_lock import ReplayLock
 from collector.store.replay_progress import ReplayProgress, input_name
 from collector.store.store_writer import StoreWriter
 
@@ -71,11 +72,13 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
                          "(and store.url)")
     dead_letters = DeadLetterFile(dlq) if dlq else None
     writer = StoreWriter.from_config(config, store)
+    lock = None
     try:
         inputs = open_inputs(paths, digest=writer is not None)
         tracker = None
         if writer is not None:
             writer.connect()
+            lock = ReplayLock.taken(writer.url)  # before what the store holds is read
             refuse_legacy(writer, paths)
             tracker = mismatch_refused(writer, lambda: ReplayProgress(
                 inputs, writer.inputs()))
@@ -102,6 +105,8 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
             dead_letters.close()
         if writer is not None:
             writer.close()
+        if lock is not None:
+            lock.release()
     reports = reported(inputs)
     if metrics_out:
         with writing(metrics_out, "--metrics-out", "wb") as handle:

@@ -54,6 +54,7 @@ from collector.sources.files import Input, open_inputs
 from collector.sources.partitions import Partitioner
 from collector.store.query_stats import Key, QueryRow, QueryStats
 from collector.store.query_store import InputMark
+from collector.store.replay_lock import ReplayLock
 from collector.store.replay_progress import ReplayProgress
 from collector.store.store_writer import StoreWriter
 
@@ -83,7 +84,11 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
     crash leaves the store as it was and the same command starts over (see ``_into_store``)."""
     check_workers(workers, config)
     writer = StoreWriter.from_config(config)
+    lock = None
     try:
+        if writer is not None:
+            writer.connect()
+            lock = ReplayLock.taken(writer.url)  # before what the store holds is read
         stored = _stored(writer, paths) if writer is not None else None
         merged = run_workers(paths, config, workers, dlq, stored, progress)
         if writer is not None:
@@ -95,6 +100,8 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
     finally:
         if writer is not None:
             writer.close()
+        if lock is not None:
+            lock.release()
     view = merge_views(merged.views, QueryRelease.from_config(config))
     if metrics_out:
         with writing(metrics_out, "--metrics-out", "wb") as handle:
@@ -117,7 +124,6 @@ def _stored(writer: StoreWriter, paths: list[str]) -> tuple[ReplayProgress, list
     version's marks, an input beginning like a held one, two inputs the same) is made here,
     before a worker starts; so is an interrupted replay's, which only the command that began
     it can finish (its rows are one engine's, a ``--workers`` replay's the partitions')."""
-    writer.connect()
     refuse_legacy(writer, paths)
     stored = writer.inputs()
     inputs = open_inputs(paths, digest=True)
