@@ -99,6 +99,12 @@ class OutputError(OSError):
     device that refuses it) after it was opened; the message names the flag and the file."""
 
 
+# raised by collector/replay_workers.py
+class WorkerFailed(RuntimeError):
+    """A ``replay --workers`` worker ended without its result (killed, out of memory): the
+    replay wrote nothing it would not write again; the message names the worker."""
+
+
 # raised by collector/backtest/tools.py
 class ToolMissing(RuntimeError):
     """A program the command runs (Prometheus, promtool) is not installed; the message says

@@ -20,8 +20,12 @@ import logging
 import multiprocessing
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -29,7 +33,7 @@ from typing import Any
 
 from collector.config import Config
 from collector.engine import Engine
-from collector.errors import ConfigError, InputMismatch, StoreError
+from collector.errors import ConfigError, InputMismatch, StoreError, WorkerFailed
 from collector.exposition.summary import counts_summary
 from collector.exposition.view import View, merge_views
 from collector.ingest.deadletter import DeadLetterFile
@@ -85,14 +89,21 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
     check_workers(workers, config)
     writer = StoreWriter.from_config(config)
     lock = None
+    # the partitions' dead letters, apart until the store holds what they go with
+    dlq_dir = tempfile.mkdtemp(prefix="searchpulse-dlq-") if dlq else None
     try:
-        if writer is not None:
-            writer.connect()
-            lock = ReplayLock.taken(writer.url)  # before what the store holds is read
-        stored = _stored(writer, paths) if writer is not None else None
-        merged = run_workers(paths, config, workers, dlq, stored, progress)
-        if writer is not None:
-            _into_store(writer, merged, config)
+        with _ended_by_signals():
+            if writer is not None:
+                writer.connect()
+                lock = ReplayLock.taken(writer.url)  # before what the store holds is read
+            stored = _stored(writer, paths) if writer is not None else None
+            merged = run_workers(paths, config, workers, dlq_dir, stored, progress)
+            if writer is not None:
+                _into_store(writer, merged, config)
+            # after an input broke off, a replay into a store wrote nothing, and the same
+            # command starts over: so are its dead letters, which that run writes
+            if dlq and not (merged.input_error and writer is not None):
+                _append(dlq, merged.dead_letters)
     except InputMismatch as mismatch:  # a worker found an input that is not the store's
         if writer is None:
             raise
@@ -102,6 +113,8 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
             writer.close()
         if lock is not None:
             lock.release()
+        if dlq_dir:
+            shutil.rmtree(dlq_dir, ignore_errors=True)
     view = merge_views(merged.views, QueryRelease.from_config(config))
     if metrics_out:
         with writing(metrics_out, "--metrics-out", "wb") as handle:
@@ -116,6 +129,35 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
     if merged.input_error:
         summary["input_error"] = merged.input_error
     return summary
+
+
+@contextmanager
+def _ended_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the replay as an exception (exit 128 + the signal), so what it
+    keeps apart — the partitions' dead letters, raw records — is removed on the way out, as
+    on Ctrl-C; the workers are forked with the default handlers back (``_child``)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers: a caller's thread keeps its own
+        return
+    ending = (signal.SIGTERM, signal.SIGHUP)
+    before = {number: signal.signal(number, _end) for number in ending}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def _end(number: int, _frame: object) -> None:
+    raise SystemExit(128 + number)
+
+
+def _append(dlq: str, parts: list[str]) -> None:
+    """Each partition's dead letters appended to ``dlq``, in partition order."""
+    with open(dlq, "ab") as out:
+        for path in parts:
+            with open(path, "rb") as handle:
+                shutil.copyfileobj(handle, out)
 
 
 def _stored(writer: StoreWriter, paths: list[str]) -> tuple[ReplayProgress, list[Input]]:
@@ -272,6 +314,8 @@ def run_worker(records: Connection, config: Config, mine: range, dlq_dir: str | 
 
 def _child(inherited: list[Connection], records: Connection, results: Connection,
            *args: Any) -> None:
+    for number in (signal.SIGTERM, signal.SIGHUP):  # the parent's handlers are not a worker's
+        signal.signal(number, signal.SIG_DFL)
     for end in inherited:  # the parent's ends of its pipes and the earlier workers': so a
         end.close()  # parent that dies ends this worker's pipes, and it ends too
     try:
@@ -282,6 +326,8 @@ def _child(inherited: list[Connection], records: Connection, results: Connection
         records.close()  # the reader's next message fails at once instead of waiting
     try:
         results.send(result)
+    except OSError:  # the parent is gone (it stopped the workers): nobody to tell
+        pass
     finally:
         results.close()
 
@@ -292,6 +338,7 @@ class Merged:
 
     views: list[View]
     rows: dict[int, dict[Key, QueryRow]]  # per partition (a replay into a store)
+    dead_letters: list[str]  # each partition's file of them, in partition order
     input_error: str | None
     inputs: list[InputReport]
     marks: list[InputMark]
@@ -302,46 +349,36 @@ def run_workers(
     paths: list[str],
     config: Config,
     workers: int,
-    dlq: str | None,
+    dlq_dir: str | None,
     stored: tuple[ReplayProgress, list[Input]] | None,
     progress: bool,
 ) -> Merged:
     """Fork ``workers`` processes over the partitions, read the inputs to them and gather
-    what they computed; the dead letters of every partition appended to ``dlq`` in partition
-    order. ``stored`` (a replay into a store): the inputs opened against what the store holds
+    what they computed; each partition's dead letters in a file of its own in ``dlq_dir``.
+    ``stored`` (a replay into a store): the inputs opened against what the store holds
     of them, held ones skipped and grown ones continued as a replay into it does
     (collector/store/replay_progress.py)."""
-    dlq_dir = tempfile.mkdtemp(prefix="searchpulse-dlq-") if dlq else None
     tracker, inputs = stored if stored is not None else (None, open_inputs(paths))
     if tracker is not None:
         inputs = tracker.inputs + [i for i in inputs if i.head is None]
+    ranges = assigned(config[PARTITIONS_KEY], workers)
+    started = _start(config, ranges, dlq_dir, stored is not None)
+    router = Router(config[PARTITIONS_KEY], ranges, [pipe for _, pipe, _ in started])
     try:
-        ranges = assigned(config[PARTITIONS_KEY], workers)
-        started = _start(config, ranges, dlq_dir, stored is not None)
-        router = Router(config[PARTITIONS_KEY], ranges, [pipe for _, pipe, _ in started])
         try:
             input_error = feed(router, paths, progress, inputs)
         except BrokenPipeError:  # a worker ended early: its error is in its result
             input_error = None
             router.close()
-        except BaseException:
-            _stop(started)
-            raise
-        parts = sorted((p for r in _gather(started) for p in r), key=lambda p: p.partition)
-        # a replay into a store after an input broke off writes nothing, and the same
-        # command starts over: so are its dead letters, which it writes then
-        if dlq and not (input_error and tracker is not None):
-            with open(dlq, "ab") as out:
-                for part in parts:
-                    if part.dead_letters:
-                        with open(part.dead_letters, "rb") as handle:
-                            shutil.copyfileobj(handle, out)
-    finally:
-        if dlq_dir:
-            shutil.rmtree(dlq_dir, ignore_errors=True)
+        results = _gather(started)
+    except BaseException:  # a worker's error, a refusal, an interrupt: none go on
+        _stop(started)
+        raise
+    parts = sorted((p for r in results for p in r), key=lambda p: p.partition)
     return Merged(
         [p.view for p in parts],
         {p.partition: p.rows for p in parts if p.rows is not None},
+        [p.dead_letters for p in parts if p.dead_letters],
         input_error,
         reported(inputs),
         ([] if input_error else tracker.marks()) if tracker is not None else [],
@@ -395,16 +432,16 @@ def _gather(started: Started) -> list[list[PartitionResult]]:
             answers.append(receive.recv())
         except EOFError:
             process.join()
-            answers.append(("error", RuntimeError(
-                f"replay worker {process.name} ended without a result (exit code "
-                f"{process.exitcode}, killed?)"), ""))
+            answers.append(("error", WorkerFailed(
+                f"replay worker {process.name} ended without its result (exit code "
+                f"{process.exitcode}: killed, out of memory?); nothing was written"), ""))
         finally:
             receive.close()
     for process, _, _ in started:
         process.join()
     for answer in answers:
         if answer[0] == "error":
-            if not isinstance(answer[1], (ValueError, OSError, KeyboardInterrupt)):
+            if answer[2] and not isinstance(answer[1], (ValueError, OSError, KeyboardInterrupt)):
                 log.error("a replay worker failed:\n%s", answer[2])  # not one of ours
             raise answer[1]
     return [answer[1] for answer in answers]

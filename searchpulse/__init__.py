@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from collector import __version__
 from collector.config import describe
-from collector.errors import ConfigError, OutputError, StoreError, StrataError
+from collector.errors import ConfigError, OutputError, StoreError, StrataError, WorkerFailed
 from collector.privacy import redaction
 from searchpulse import (
     arguments as kind,
@@ -34,6 +34,7 @@ from searchpulse import (
     mining,
 )
 from searchpulse.options import (
+    EXIT_FAILED,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -91,5 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         log.error("%s%s", where, exc.strerror or exc)
         return EXIT_INPUT
+    except WorkerFailed as exc:  # one line: what it was not given is the worker's own end
+        log.error("%s", exc)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

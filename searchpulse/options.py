@@ -18,6 +18,7 @@ from collector.errors import ConfigError
 # 1 is Python's own, for an unexpected failure (with its traceback).
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_REGRESSION, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
 EXIT_TOOL = 5  # a program the command runs (Prometheus, promtool) is missing or failed
+EXIT_FAILED = 1  # the command could not finish (a replay worker killed): nothing half-written
 
 
 log = logging.getLogger("searchpulse")

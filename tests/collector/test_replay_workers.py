@@ -9,8 +9,10 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from itertools import islice
@@ -239,6 +241,87 @@ def test_workers_end_when_their_reader_is_killed(tmp_path):
     while time.monotonic() < deadline and any(_running(pid) for pid in children):
         time.sleep(0.05)
     assert [pid for pid in children if _running(pid)] == []
+
+
+def _started_with_workers(log: Path, tmp_path: Path, *extra: str) -> tuple[subprocess.Popen,
+                                                                          list[int]]:
+    """``replay --workers 2`` of ``log`` begun (its temporary files in ``tmp_path``), and its
+    two workers' process ids once both run."""
+    parent = subprocess.Popen([sys.executable, "-m", "searchpulse", "replay", str(log),
+                               "--workers", "2", "--no-progress", *extra],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env={**os.environ, "TMPDIR": str(tmp_path)})
+    children: list[int] = []
+    deadline = time.monotonic() + 30
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+        children = [int(pid) for pid in found.read_text().split()] if found.exists() else []
+    assert len(children) == 2 and parent.poll() is None
+    return parent, children
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory) -> Path:
+    log = tmp_path_factory.mktemp("long") / "long.jsonl"
+    done = searchpulse("simulate", "--seed", "2", "--sessions", "20000", "--invalid-rate",
+                       "0.02", "--out", str(log))
+    assert done.returncode == 0, done.stderr
+    return log
+
+
+def test_sigterm_to_the_reader_removes_the_dead_letters_kept_apart(long_log, tmp_path):
+    """Raw records wait in a temporary folder until the merge: SIGTERM (or SIGHUP) ends the
+    replay as Ctrl-C does, that folder removed, exit 143."""
+    parent, _ = _started_with_workers(long_log, tmp_path, "--dlq", str(tmp_path / "x.dlq"))
+    time.sleep(0.5)
+    parent.send_signal(signal.SIGTERM)
+    assert parent.wait(timeout=30) == 128 + signal.SIGTERM
+    assert list(tmp_path.glob("searchpulse-dlq-*")) == []
+
+
+def test_a_worker_killed_ends_the_replay_in_one_line(long_log, tmp_path):
+    parent, children = _started_with_workers(long_log, tmp_path)
+    os.kill(children[1], signal.SIGKILL)
+    _, err = parent.communicate(timeout=60)
+    assert parent.returncode == 1
+    assert b"searchpulse-replay-1 ended without its result (exit code -9" in err
+    assert b"Traceback" not in err
+
+
+def test_dead_letters_wait_for_the_store_to_hold_what_they_go_with(logs, tmp_path,
+                                                                  monkeypatch):
+    """A store that refuses the final write: the same command runs again from the start, so
+    the dead letters it would write again are not written yet."""
+    def away(*_):
+        raise StoreError("store away")
+
+    monkeypatch.setattr("collector.replay_workers._into_store", away)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    dlq = tmp_path / "d.jsonl"
+    with pytest.raises(StoreError, match="store away"):
+        _into_store(logs["invalid"], 2, f"sqlite:///{tmp_path / 's.db'}", dlq)
+    assert not dlq.exists() or dlq.read_bytes() == b""
+    assert list((tmp_path / "tmp").iterdir()) == []  # nor kept
+
+
+def test_a_batch_is_split_in_one_pass_whatever_the_partitions():
+    router = Partitioner(64)
+    records = [b'{"client_id":"c-%d"}' % n for n in range(3000)]
+    parts = router.partitions_of(records)
+    assert router.split(records, range(64)) == {
+        p: [r for r, q in zip(records, parts, strict=True) if q == p] for p in range(64)}
+    assert router.split(records, range(8, 12)) == {
+        p: [r for r, q in zip(records, parts, strict=True) if q == p] for p in range(8, 12)}
+
+
+def test_a_closed_standard_input_is_an_input_error():
+    done = subprocess.run([sys.executable, "-m", "searchpulse", "replay", "-", "--workers", "2",
+                           "--no-progress"], stdin=subprocess.DEVNULL, capture_output=True,
+                          check=False, preexec_fn=lambda: os.close(0))
+    assert done.returncode == 3
+    assert b"input -: standard input is closed" in done.stderr
 
 
 def _running(pid: int) -> bool:
