@@ -218,23 +218,11 @@ def test_a_fifo_is_read_once_whoever_replays_it(logs, tmp_path):
                                             "records": _records(str(log))}
 
 
-def test_workers_end_when_their_reader_is_killed(tmp_path):
+def test_workers_end_when_their_reader_is_killed(long_log, tmp_path):
     """SIGKILL to the parent alone: its workers see their pipes end and exit, not wait on
     them for ever holding their partitions (a store's rows fill the pipe of a result)."""
-    log = tmp_path / "long.jsonl"
-    done = searchpulse("simulate", "--seed", "2", "--sessions", "20000", "--out", str(log))
-    assert done.returncode == 0, done.stderr
-    parent = subprocess.Popen([sys.executable, "-m", "searchpulse", "replay", str(log),
-                               "--workers", "2", "--no-progress",
-                               "--store", f"sqlite:///{tmp_path / 'store.db'}"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    children: list[int] = []
-    deadline = time.monotonic() + 30
-    while len(children) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-        found = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
-        children = [int(pid) for pid in found.read_text().split()] if found.exists() else []
-    assert len(children) == 2 and parent.poll() is None
+    parent, children = _started_with_workers(long_log, tmp_path,
+                                             "--store", f"sqlite:///{tmp_path / 'store.db'}")
     parent.kill()
     parent.wait()
     deadline = time.monotonic() + 10
