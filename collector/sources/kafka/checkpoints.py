@@ -28,8 +28,6 @@ from collector.sources.kafka.connection import client_options, close_client
 log = logging.getLogger(__name__)
 _STOP_CHECK_S = 0.1  # how often a checkpoint's write looks whether the collector is stopping
 _READ_TIMEOUT_S = 30.0  # reading the whole topic takes well under a second while brokers answer
-CHECKPOINT_DELIVERY_S = 10.0  # a checkpoint record is written, or reported failed, within this
-_VERDICT_BOUND_S = CHECKPOINT_DELIVERY_S + 5.0  # how long a write waits for that report
 
 
 def checkpoint_key(group: str, instance: str) -> str:
@@ -126,14 +124,10 @@ class Checkpoints:
         self.topic_ids[topic] = topic_id
 
     def write(self, partitions: dict[str, list[int]], counts: dict[str, Any],
-              timeout_s: float | None = None, stop: threading.Event | None = None) -> None:
-        """One record: the counters and the offsets they cover. It waits for the producer's
-        verdict on the record (its delivery timeout bounds the wait: ``checkpoint_producer``),
-        so a record this member takes for lost never lands later: a partition revoked after
-        such a record would keep the counts of the checkpoint before it while the record told
-        the partition's next owner to start after it. ``timeout_s`` (the shutdown's) or
-        ``stop`` give up sooner: the process ends, and its next start restores whichever
-        record landed. Raises KafkaError when the record was not written."""
+              timeout_s: float = 10.0, stop: threading.Event | None = None) -> None:
+        """One record: the counters and the offsets they cover, acknowledged within
+        ``timeout_s``, or given up as soon as ``stop`` is set (raises KafkaError): a
+        shutdown does not wait for a broker that is gone."""
         merged = dict(self.partitions)
         for key, (safe, high) in partitions.items():
             before = merged.get(key, [safe, high])
@@ -142,32 +136,16 @@ class Checkpoints:
                   "partitions": merged, "topic_ids": self.topic_ids, "counts": counts}
         sent = self.producer.send(self.config["kafka.checkpoint_topic"],
                                   key=self.key.encode(), value=json.dumps(record).encode())
-        deadline = time.monotonic() + (_VERDICT_BOUND_S if timeout_s is None else timeout_s)
+        deadline = time.monotonic() + timeout_s
         while True:
             try:
                 sent.get(timeout=min(_STOP_CHECK_S, max(0.0, deadline - time.monotonic())))
                 break
-            except KafkaTimeoutError:  # no verdict yet, or the delivery's own timeout
-                if sent.is_done or (stop is not None and stop.is_set()):
-                    raise
-                if time.monotonic() >= deadline:
-                    if timeout_s is None:  # the producer broke its own bound
-                        log.error("checkpoint %d: no verdict from the producer within %.0f s; "
-                                  "it may still land", self.sequence + 1, _VERDICT_BOUND_S)
+            except KafkaTimeoutError:
+                if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
                     raise
         self.sequence += 1
         self.partitions = merged
-
-
-def checkpoint_producer(options: dict[str, Any], instance: str) -> KafkaProducer:
-    """The producer of checkpoint records alone: its delivery timeout (how long it retries a
-    record before it reports it failed) is ``CHECKPOINT_DELIVERY_S``, not kafka-python's
-    120 s, so that a checkpoint's write knows within that bound whether its record landed,
-    while dead letters keep the default producer's patience."""
-    return KafkaProducer(**options, acks="all", linger_ms=0,
-                         request_timeout_ms=int(CHECKPOINT_DELIVERY_S * 1000) - 500,
-                         delivery_timeout_ms=int(CHECKPOINT_DELIVERY_S * 1000),
-                         client_id=f"searchpulse-{instance}-checkpoints")
 
 
 def _same_topic(record: dict[str, Any], topic: str, topic_id: str | None) -> bool:

@@ -48,22 +48,22 @@ from collector.ingest import accounting as acc
 from collector.series.examination import ExaminationFile
 from collector.series.judged_relevance import JudgmentsFile
 from collector.series.zero_result_queries import QueryRelease
-from collector.sources.kafka.checkpoints import Checkpoints, checkpoint_producer
+from collector.sources.kafka.checkpoints import Checkpoints
 from collector.sources.kafka.connection import (
     client_options,
     close_client,
     ensure_topics,
     topic_id_of,
 )
-from collector.sources.kafka.partition import DeadLetterDelivery, DeadLetterTopic, PartitionEngine
+from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
 from collector.store.store_writer import StoreWriter
 
 log = logging.getLogger(__name__)
 _POLL_TIMEOUT_MS = 200
 _POLL_RECORDS = 2000
-# A checkpoint's record write while running waits for the producer's verdict (at most
-# checkpoints.CHECKPOINT_DELIVERY_S), or until the collector stops; its group commit
-# (kafka-python's commit cannot be interrupted) at most _COMMIT_TIMEOUT_S.
+# A checkpoint's record write while running waits this long, or until the collector stops;
+# its group commit (kafka-python's commit cannot be interrupted) at most _COMMIT_TIMEOUT_S.
+_CHECKPOINT_TIMEOUT_S = 10.0
 _COMMIT_TIMEOUT_S = 2.0
 # Each step of the shutdown (final checkpoint write, group commit, consumer close, producer
 # close) waits at most this long: with a commit in progress at the signal, 4 s in all.
@@ -93,9 +93,7 @@ class KafkaCollector(ConsumerRebalanceListener):
                           if config["judgments.file"] else None)
         self.examination = ExaminationFile.from_config(config)
         self.writer: StoreWriter | None = None
-        self.producer: KafkaProducer | None = None  # dead letters
-        self.dead_letters: DeadLetterDelivery
-        self.checkpoint_producer: KafkaProducer | None = None
+        self.producer: KafkaProducer | None = None
         self.consumer: KafkaConsumer | None = None
         try:  # each step may wait for the brokers, and fail
             self.writer = StoreWriter.from_config(config)
@@ -104,8 +102,6 @@ class KafkaCollector(ConsumerRebalanceListener):
                 options["bootstrap_timeout_ms"] = max(1, int(bootstrap_timeout_s * 1000))
             self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
                                           client_id=f"searchpulse-{self.instance}")
-            self.dead_letters = DeadLetterDelivery(self.producer)
-            self.checkpoint_producer = checkpoint_producer(options, self.instance)
             self.consumer = KafkaConsumer(
                 **options, group_id=config["kafka.group_id"], enable_auto_commit=False,
                 auto_offset_reset="earliest", client_id=f"searchpulse-{self.instance}",
@@ -113,8 +109,7 @@ class KafkaCollector(ConsumerRebalanceListener):
                 session_timeout_ms=int(config["kafka.session_timeout_s"] * 1000),
                 partition_assignment_strategy=[CooperativeStickyAssignor])
             ensure_topics(config)
-            self.checkpoints = Checkpoints(config, self.checkpoint_producer, self.instance,
-                                           self.topics)
+            self.checkpoints = Checkpoints(config, self.producer, self.instance, self.topics)
             self._restore()
         except BaseException:
             self.close(0.0)  # what a failed attempt opened, before the next one
@@ -187,7 +182,6 @@ class KafkaCollector(ConsumerRebalanceListener):
             self.writer.close()
         close_client(self.consumer, timeout_s)
         close_client(self.producer, timeout_s)
-        close_client(self.checkpoint_producer, timeout_s)
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
@@ -234,8 +228,6 @@ class KafkaCollector(ConsumerRebalanceListener):
         ``timeout_s``: the record's write and the group commit each wait at most that long
         (the shutdown's); default: the running ones, the write given up once stopping. True
         when the record was written (the checkpoint), even if the group commit failed."""
-        if not self._dead_letters_delivered(timeout_s):
-            return False
         offsets = {}
         partitions = {}
         snapshots = {}
@@ -252,8 +244,11 @@ class KafkaCollector(ConsumerRebalanceListener):
         try:
             # One record holds the counters and the offsets they cover: it is the atomic
             # checkpoint. The group commit after it serves lag monitoring and a fallback.
-            self.checkpoints.write(partitions, view_to_dict(view), timeout_s,
-                                   self.stop_event if timeout_s is None else None)
+            if timeout_s is None:
+                self.checkpoints.write(partitions, view_to_dict(view), _CHECKPOINT_TIMEOUT_S,
+                                       self.stop_event)
+            else:
+                self.checkpoints.write(partitions, view_to_dict(view), timeout_s)
         except KafkaError as error:
             self.health["commit_failures"] += 1
             log.warning("checkpoint failed, will retry: %s", error)
@@ -275,25 +270,6 @@ class KafkaCollector(ConsumerRebalanceListener):
                             "retry: %s", error)
                 return True
         self.health["commits"] += 1
-        return True
-
-    def _dead_letters_delivered(self, timeout_s: float | None) -> bool:
-        """Every dead letter sent so far is in its topic (partition.DeadLetterDelivery); else
-        no checkpoint now: those that failed are sent again, and the next checkpoint tries
-        again (a restart meanwhile reads their records again)."""
-        try:
-            failed = self.dead_letters.delivered(_COMMIT_TIMEOUT_S if timeout_s is None
-                                                 else timeout_s)
-        except KafkaError as error:
-            self.health["commit_failures"] += 1
-            log.warning("checkpoint waits for the dead letters sent to be acknowledged: %s",
-                        error)
-            return False
-        if failed:
-            self.health["commit_failures"] += 1
-            log.warning("checkpoint waits: %d dead letters were not written (sent again)",
-                        failed)
-            return False
         return True
 
     # -- rebalance -------------------------------------------------------------------------
@@ -471,7 +447,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.checkpoints.use(tp.topic, topic_id)
         engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None,
                         judgments=self.judgments, examination=self.examination)
-        sink = DeadLetterTopic(self.dead_letters, self.config["kafka.dead_letter_topic"],
+        sink = DeadLetterTopic(self.producer, self.config["kafka.dead_letter_topic"],
                                f"{tp.topic}:{tp.partition}")
         engine.dead_letters = sink
         self.parts[tp] = PartitionEngine(engine, sink, start, high, stats_until, topic_id)

@@ -6,7 +6,6 @@ import time
 from collections import deque
 
 from kafka import KafkaProducer
-from kafka.producer.future import FutureRecordMetadata
 
 from collector.clock.stream_clock import SAMPLE_MASK, WINDOW
 from collector.engine import Engine
@@ -15,7 +14,6 @@ from collector.ingest.events import OVERSIZED
 from collector.store.query_stats import QueryStats
 
 Record = tuple[int, bytes | None, float | None]  # offset, value, arrival (Unix seconds)
-Headers = list[tuple[str, bytes]]
 _BUCKET_RECORDS = 5000  # offsets per safe-offset bucket: bounded memory, coarse safe offsets
 # A replay from the safe offset must see enough records to rebuild the stream clock's window
 # (WINDOW samples of about every (SAMPLE_MASK + 1)th record) before it reaches where this
@@ -23,39 +21,12 @@ _BUCKET_RECORDS = 5000  # offsets per safe-offset bucket: bounded memory, coarse
 _REPLAY_MARGIN = 2 * WINDOW * (SAMPLE_MASK + 1)
 
 
-class DeadLetterDelivery:
-    """The dead letters sent since the last checkpoint, until the producer's verdict on each
-    is known. One whose send failed (a broker away for longer than the producer retries) is
-    sent again, and the checkpoint waits: its offsets must never pass a record whose dead
-    letter the topic does not hold (its records would not be read again)."""
-
-    def __init__(self, producer: KafkaProducer) -> None:
-        self.producer = producer
-        self.sent: list[tuple[FutureRecordMetadata, str, bytes, Headers]] = []
-
-    def send(self, topic: str, value: bytes, headers: Headers) -> None:
-        self.sent.append((self.producer.send(topic, value=value, headers=headers), topic, value,
-                          headers))
-
-    def delivered(self, timeout_s: float) -> int:
-        """Wait up to ``timeout_s`` for every verdict (KafkaError when they are not all in);
-        those that failed are sent again, and their count returned: 0, every dead letter
-        sent so far is in the topic."""
-        self.producer.flush(timeout=timeout_s)
-        failed = [(topic, value, headers) for future, topic, value, headers in self.sent
-                  if not future.succeeded()]
-        self.sent = []
-        for topic, value, headers in failed:
-            self.send(topic, value, headers)
-        return len(failed)
-
-
 class DeadLetterTopic:
     """Dead letters of one partition's engine: original bytes, reason and source in headers.
     Muted while a partition replays records whose dead letters were already written."""
 
-    def __init__(self, delivery: DeadLetterDelivery, topic: str, source: str) -> None:
-        self.delivery = delivery
+    def __init__(self, producer: KafkaProducer, topic: str, source: str) -> None:
+        self.producer = producer
         self.topic = topic
         self.source = source.encode()
         self.muted = False
@@ -63,7 +34,7 @@ class DeadLetterTopic:
     def write(self, raw: bytes, reason: str, detail: str) -> None:
         if self.muted:
             return
-        self.delivery.send(self.topic, bytes(raw), [
+        self.producer.send(self.topic, value=bytes(raw), headers=[
             ("searchpulse.reason", reason.encode()), ("searchpulse.detail", detail.encode()),
             ("searchpulse.source", self.source)])
 

@@ -136,16 +136,6 @@ class WrittenCheckpoints:
         self.written.append(partitions)
 
 
-class DeliveredDeadLetters:
-    """The dead letters' verdicts at each checkpoint: how many failed (sent again)."""
-
-    def __init__(self, failed: list[int]) -> None:
-        self.failed = failed
-
-    def delivered(self, timeout_s: float) -> int:
-        return self.failed.pop(0)
-
-
 class CommitlessConsumer:
     """A group coordinator gone between the checkpoint's write and the group commit."""
 
@@ -184,24 +174,8 @@ def test_a_checkpoint_written_then_a_failed_group_commit_still_covers_its_counts
     c.base = View(series=[], stats=acc.PipelineStats(), folded={})
     c.release, c.stop_event = None, None
     c.checkpoints, c.consumer = WrittenCheckpoints(), CommitlessConsumer()
-    c.dead_letters = DeliveredDeadLetters([0])
     assert c.checkpoint() is True
     assert (c.health["commits"], c.health["commit_failures"]) == (0, 1)
     assert c.checkpoints.written == [{"ubi:0": [10, 20]}]
     c._retire([TP0])
     assert [s.searches for s in c.base.series] == [7]  # kept, not lost with the partition
-
-
-def test_no_checkpoint_passes_a_record_whose_dead_letter_the_topic_does_not_hold():
-    """A dead letter the producer gave up on (a broker away for minutes) is sent again, and
-    the checkpoint waits: its offsets would have let a restart skip the record for good."""
-    c = KafkaCollector.__new__(KafkaCollector)
-    c.parts, c.health, c.waiting, c.writer = {TP0: CountingPartition(7)}, Counter(), set(), None
-    c.base = View(series=[], stats=acc.PipelineStats(), folded={})
-    c.release, c.stop_event = None, None
-    c.checkpoints, c.consumer = WrittenCheckpoints(), CommitlessConsumer()
-    c.dead_letters = DeliveredDeadLetters([2, 0])
-    assert c.checkpoint() is False
-    assert (c.checkpoints.written, c.health["commit_failures"]) == ([], 1)
-    assert c.checkpoint() is True  # sent again and acknowledged
-    assert c.checkpoints.written == [{"ubi:0": [10, 20]}]

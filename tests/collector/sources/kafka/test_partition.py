@@ -15,12 +15,7 @@ from collector.config import load_config
 from collector.ingest.events import OVERSIZED
 from collector.sources.kafka import checkpoints as checkpoints_module
 from collector.sources.kafka.checkpoints import Checkpoints, checkpoint_key
-from collector.sources.kafka.partition import (
-    _REPLAY_MARGIN,
-    DeadLetterDelivery,
-    DeadLetterTopic,
-    PartitionEngine,
-)
+from collector.sources.kafka.partition import _REPLAY_MARGIN, DeadLetterTopic, PartitionEngine
 
 
 class RecordingEngine:
@@ -50,70 +45,30 @@ class RecordingEngine:
         self.rejected.append((reason, detail))
 
 
-class WaitingClock:
-    """``time.monotonic`` of a test: it moves only as a future is waited for."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
 class Sent:
-    """A send's future: no verdict for the first ``waits`` waits (each its timeout long, on
-    ``clock``), then ``error`` (None: written)."""
-
-    def __init__(self, error: Exception | None = None, waits: int = 0,
-                 clock: WaitingClock | None = None) -> None:
-        self.error, self.waits, self.is_done, self.clock = error, waits, False, clock
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
 
     def get(self, timeout: float) -> None:
-        if self.waits:
-            self.waits -= 1
-            if self.clock is not None:
-                self.clock.now += timeout
-            raise KafkaTimeoutError(f"Timeout after waiting for {timeout} secs.")
-        self.is_done = True
         if self.error is not None:
             raise self.error
 
-    def succeeded(self) -> bool:
-        return self.is_done and self.error is None
-
 
 class RecordingProducer:
-    """Records every send; each gets the verdict ``verdicts`` gives (the next one, else
-    written at once); ``flush`` gives every verdict still open."""
-
-    def __init__(self, error: Exception | None = None, waits: int = 0,
-                 verdicts: list[Exception | None] | None = None,
-                 clock: WaitingClock | None = None) -> None:
+    def __init__(self, error: Exception | None = None) -> None:
         self.sent: list[dict] = []
-        self.error, self.waits, self.clock = error, waits, clock
-        self.verdicts = list(verdicts or [])
-        self.futures: list[Sent] = []
+        self.error = error
 
     def send(self, topic, key=None, value=None, headers=None) -> Sent:
         self.sent.append({"topic": topic, "key": key, "value": value, "headers": headers})
-        error = self.verdicts.pop(0) if self.verdicts else self.error
-        self.futures.append(Sent(error, self.waits, self.clock))
-        return self.futures[-1]
-
-    def flush(self, timeout: float) -> None:
-        for future in self.futures:
-            future.waits = 0
-            try:
-                future.get(timeout)
-            except Exception:  # a failed send: its future says so
-                pass
+        return Sent(self.error)
 
 
 def _partition(start: int = 100, replay_until: int | None = None,
                stats_until: int | None = None) -> tuple[PartitionEngine, RecordingEngine,
                                                         RecordingProducer]:
     engine, producer = RecordingEngine(), RecordingProducer()
-    sink = DeadLetterTopic(DeadLetterDelivery(producer), "ubi-dead-letter", "ubi:0")
+    sink = DeadLetterTopic(producer, "ubi-dead-letter", "ubi:0")
     return PartitionEngine(engine, sink, start, replay_until, stats_until), engine, producer
 
 
@@ -257,53 +212,6 @@ def test_a_checkpoint_not_acknowledged_changes_nothing(config):
     with pytest.raises(KafkaTimeoutError):
         checkpoints.write({"ubi:0": [1, 2]}, {}, timeout_s=10.0, stop=stop)
     assert (checkpoints.sequence, checkpoints.partitions) == (0, {})
-
-
-def test_a_checkpoint_waits_for_the_producers_verdict_however_long_it_takes(config,
-                                                                           monkeypatch):
-    """Given up on while the producer still retries, a record could land after this member
-    took it for lost: a partition revoked then would keep the counts of the checkpoint before
-    it, while the record told the partition's next owner to start after it."""
-    clock = WaitingClock()
-    monkeypatch.setattr(checkpoints_module, "time", clock)
-    producer = RecordingProducer(waits=120, clock=clock)
-    late = Checkpoints(config, producer, "host-a", ["ubi"])
-    late.write({"ubi:0": [1, 2]}, {})  # the verdict after 12 s: written
-    assert clock.now == pytest.approx(12.0)
-    assert (late.sequence, late.partitions) == (1, {"ubi:0": [1, 2]})
-    failed = Checkpoints(config, RecordingProducer(KafkaTimeoutError("expired"), waits=3),
-                         "host-a", ["ubi"])
-    with pytest.raises(KafkaTimeoutError, match="expired"):  # the delivery's own verdict
-        failed.write({"ubi:0": [1, 2]}, {})
-    assert (failed.sequence, failed.partitions) == (0, {})
-
-
-def test_the_checkpoint_producer_reports_within_its_bound_and_the_write_waits_longer(
-        monkeypatch):
-    """Its settings pass kafka-python's own check (the accumulator refuses a delivery timeout
-    below linger + request timeout), and a running write waits past that bound."""
-    from kafka.producer.record_accumulator import RecordAccumulator
-
-    made: dict = {}
-    monkeypatch.setattr(checkpoints_module, "KafkaProducer", lambda **options: made.update(options))
-    checkpoints_module.checkpoint_producer({"bootstrap_servers": ["b:9092"]}, "host-a")
-    assert made["delivery_timeout_ms"] == 10_000 and made["acks"] == "all"
-    accumulator = RecordAccumulator(**{key: made[key] for key in
-                                       ("linger_ms", "request_timeout_ms", "delivery_timeout_ms")})
-    assert accumulator.delivery_timeout_ms == 10_000
-    assert checkpoints_module._VERDICT_BOUND_S > made["delivery_timeout_ms"] / 1000
-
-
-def test_a_dead_letter_the_producer_failed_is_sent_again_and_counted_undelivered():
-    producer = RecordingProducer(verdicts=[KafkaTimeoutError("expired"), None])
-    delivery = DeadLetterDelivery(producer)
-    sink = DeadLetterTopic(delivery, "ubi-dead-letter", "ubi:0")
-    sink.write(b"bad-1", "invalid_json", "line 1")
-    sink.write(b"bad-2", "invalid_json", "line 2")
-    assert delivery.delivered(1.0) == 1  # bad-1 failed: sent again
-    assert [sent["value"] for sent in producer.sent] == [b"bad-1", b"bad-2", b"bad-1"]
-    assert delivery.delivered(1.0) == 0  # now every one is in the topic
-    assert delivery.sent == []
 
 
 def test_loading_keeps_only_this_groups_records_of_these_topics(config, monkeypatch):
