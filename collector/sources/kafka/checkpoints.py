@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaTimeoutError
+from kafka.producer.future import FutureRecordMetadata
 
 from collector.config import Config
 from collector.sources.kafka.connection import client_options, close_client
 
 log = logging.getLogger(__name__)
-_STOP_CHECK_S = 0.1  # how often a checkpoint's write looks whether the collector is stopping
 _READ_TIMEOUT_S = 30.0  # reading the whole topic takes well under a second while brokers answer
+CHECKPOINT_DELIVERY_S = 10.0  # a checkpoint record is written, or reported failed, within this
 
 
 def checkpoint_key(group: str, instance: str) -> str:
@@ -123,29 +123,52 @@ class Checkpoints:
                                if key.rpartition(":")[0] != topic}
         self.topic_ids[topic] = topic_id
 
-    def write(self, partitions: dict[str, list[int]], counts: dict[str, Any],
-              timeout_s: float = 10.0, stop: threading.Event | None = None) -> None:
-        """One record: the counters and the offsets they cover, acknowledged within
-        ``timeout_s``, or given up as soon as ``stop`` is set (raises KafkaError): a
-        shutdown does not wait for a broker that is gone."""
+    def record(self, partitions: dict[str, list[int]], counts: dict[str, Any]) -> dict[str, Any]:
+        """The next record: the counters and the offsets they cover, per partition never
+        behind this member's last record (within one topic)."""
         merged = dict(self.partitions)
         for key, (safe, high) in partitions.items():
             before = merged.get(key, [safe, high])
             merged[key] = [max(safe, before[0]), max(high, before[1])]
-        record = {"group": self.group, "topics": self.topics, "sequence": self.sequence + 1,
-                  "partitions": merged, "topic_ids": self.topic_ids, "counts": counts}
-        sent = self.producer.send(self.config["kafka.checkpoint_topic"],
-                                  key=self.key.encode(), value=json.dumps(record).encode())
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                sent.get(timeout=min(_STOP_CHECK_S, max(0.0, deadline - time.monotonic())))
-                break
-            except KafkaTimeoutError:
-                if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
-                    raise
-        self.sequence += 1
-        self.partitions = merged
+        return {"group": self.group, "topics": self.topics, "sequence": self.sequence + 1,
+                "partitions": merged, "topic_ids": dict(self.topic_ids), "counts": counts}
+
+    def send(self, record: dict[str, Any]) -> FutureRecordMetadata:
+        """Hand ``record`` to the checkpoint producer; its future holds the verdict (within
+        ``CHECKPOINT_DELIVERY_S``: ``checkpoint_producer``)."""
+        return self.producer.send(self.config["kafka.checkpoint_topic"], key=self.key.encode(),
+                                  value=json.dumps(record).encode())
+
+    def landed(self, record: dict[str, Any]) -> None:
+        """``record`` is in the topic: it is this member's last. Offsets of a topic read
+        under another id since it was sent (``use``) are not taken back."""
+        self.sequence = record["sequence"]
+        for key, (safe, high) in record["partitions"].items():
+            topic = key.rpartition(":")[0]
+            if record["topic_ids"].get(topic) != self.topic_ids.get(topic):
+                continue
+            before = self.partitions.get(key, [safe, high])
+            self.partitions[key] = [max(safe, before[0]), max(high, before[1])]
+
+    def write(self, partitions: dict[str, list[int]], counts: dict[str, Any],
+              timeout_s: float) -> None:
+        """One record, acknowledged within ``timeout_s`` (the shutdown's; raises KafkaError
+        when not: the next start restores whichever record landed)."""
+        record = self.record(partitions, counts)
+        self.send(record).get(timeout=timeout_s)
+        self.landed(record)
+
+
+def checkpoint_producer(options: dict[str, Any], instance: str) -> KafkaProducer:
+    """The producer of checkpoint records alone: its delivery timeout (how long it retries a
+    record before it reports it failed) is ``CHECKPOINT_DELIVERY_S``, not kafka-python's
+    120 s, so that a checkpoint learns within that bound whether its record landed, while
+    dead letters keep the default producer's patience. A send waits at most 1 s for the
+    topic's metadata (kafka-python's default: 60 s), since it is made from the loop."""
+    return KafkaProducer(**options, acks="all", linger_ms=0, max_block_ms=1000,
+                         request_timeout_ms=int(CHECKPOINT_DELIVERY_S * 1000) - 500,
+                         delivery_timeout_ms=int(CHECKPOINT_DELIVERY_S * 1000),
+                         client_id=f"searchpulse-{instance}-checkpoints")
 
 
 def _same_topic(record: dict[str, Any], topic: str, topic_id: str | None) -> bool:

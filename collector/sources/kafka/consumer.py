@@ -8,7 +8,9 @@ its own). Delivery (docs/delivery.md):
   offset C (every earlier record is out of every window: its effects are final) and the
   *high-water* offset H (next record to process); the counters exposed (the sum of the engines,
   plus what was restored and what revoked partitions left) and the offsets go in one record of
-  the checkpoint topic (``checkpoints``); the group commits C with H in its metadata;
+  the checkpoint topic (``checkpoints``); the group commits C with H in its metadata. The
+  record waits for the dead letters it covers and its own verdict without blocking the loop
+  (``checkpoint_cycle``);
 * /metrics serves the counters of the last checkpoint, never uncommitted ones;
 * a partition (re)starts at C and **replays** up to H to rebuild its open sessions, then forgets
   what the replay counted (those effects are in the checkpointed counters): nothing twice;
@@ -26,7 +28,6 @@ its own). Delivery (docs/delivery.md):
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading
@@ -38,33 +39,30 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.errors import KafkaError
-from kafka.structs import OffsetAndMetadata
 
 from collector.config import Config
 from collector.engine import Engine
 from collector.errors import StoreUnavailable
-from collector.exposition.view import View, merge_views, view_from_dict, view_to_dict
+from collector.exposition.view import View, merge_views, view_from_dict
 from collector.ingest import accounting as acc
 from collector.series.examination import ExaminationFile
 from collector.series.judged_relevance import JudgmentsFile
 from collector.series.zero_result_queries import QueryRelease
-from collector.sources.kafka.checkpoints import Checkpoints
+from collector.sources.kafka.checkpoint_cycle import CheckpointCycle
+from collector.sources.kafka.checkpoints import Checkpoints, checkpoint_producer
 from collector.sources.kafka.connection import (
     client_options,
     close_client,
     ensure_topics,
     topic_id_of,
 )
-from collector.sources.kafka.partition import DeadLetterTopic, PartitionEngine
+from collector.sources.kafka.dead_letters import DeadLetterDelivery, DeadLetterTopic
+from collector.sources.kafka.partition import PartitionEngine
 from collector.store.store_writer import StoreWriter
 
 log = logging.getLogger(__name__)
 _POLL_TIMEOUT_MS = 200
 _POLL_RECORDS = 2000
-# A checkpoint's record write while running waits this long, or until the collector stops;
-# its group commit (kafka-python's commit cannot be interrupted) at most _COMMIT_TIMEOUT_S.
-_CHECKPOINT_TIMEOUT_S = 10.0
-_COMMIT_TIMEOUT_S = 2.0
 # Each step of the shutdown (final checkpoint write, group commit, consumer close, producer
 # close) waits at most this long: with a commit in progress at the signal, 4 s in all.
 SHUTDOWN_STEP_S = 0.5
@@ -78,7 +76,6 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.instance = config["kafka.instance_id"] or socket.gethostname()
         self.parts: dict[TopicPartition, PartitionEngine] = {}
         self.base = View(series=[], stats=acc.PipelineStats(), folded={})
-        self.exposed = self.base
         self.stop_event = threading.Event()
         self._changes: deque[tuple[str, set[TopicPartition]]] = deque()
         self.health = Counter()  # commits, commit_failures, rebalances
@@ -93,7 +90,8 @@ class KafkaCollector(ConsumerRebalanceListener):
                           if config["judgments.file"] else None)
         self.examination = ExaminationFile.from_config(config)
         self.writer: StoreWriter | None = None
-        self.producer: KafkaProducer | None = None
+        self.producer: KafkaProducer | None = None  # dead letters
+        self.checkpoint_producer: KafkaProducer | None = None
         self.consumer: KafkaConsumer | None = None
         try:  # each step may wait for the brokers, and fail
             self.writer = StoreWriter.from_config(config)
@@ -102,6 +100,8 @@ class KafkaCollector(ConsumerRebalanceListener):
                 options["bootstrap_timeout_ms"] = max(1, int(bootstrap_timeout_s * 1000))
             self.producer = KafkaProducer(**options, acks="all", linger_ms=20,
                                           client_id=f"searchpulse-{self.instance}")
+            self.dead_letters = DeadLetterDelivery(self.producer)
+            self.checkpoint_producer = checkpoint_producer(options, self.instance)
             self.consumer = KafkaConsumer(
                 **options, group_id=config["kafka.group_id"], enable_auto_commit=False,
                 auto_offset_reset="earliest", client_id=f"searchpulse-{self.instance}",
@@ -109,8 +109,11 @@ class KafkaCollector(ConsumerRebalanceListener):
                 session_timeout_ms=int(config["kafka.session_timeout_s"] * 1000),
                 partition_assignment_strategy=[CooperativeStickyAssignor])
             ensure_topics(config)
-            self.checkpoints = Checkpoints(config, self.producer, self.instance, self.topics)
+            self.checkpoints = Checkpoints(config, self.checkpoint_producer, self.instance,
+                                           self.topics)
             self._restore()
+            self.cycle = CheckpointCycle(self.checkpoints, self.dead_letters, self.consumer,
+                                         self.health, self.base)
         except BaseException:
             self.close(0.0)  # what a failed attempt opened, before the next one
             raise
@@ -131,8 +134,10 @@ class KafkaCollector(ConsumerRebalanceListener):
                 self._advance_idle(now)
                 self.flush_aggregates()
                 self._hold()
-                self.checkpoint()
+                self.cycle.begin(self.parts, self.base, self.release)
                 next_checkpoint = now + interval
+            else:
+                self.cycle.advance(self.parts)
         self._shutdown()
 
     def _poll(self) -> dict[TopicPartition, list] | None:
@@ -167,7 +172,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         (SHUTDOWN_STEP_S) whatever the brokers do: a checkpoint not written now is not lost,
         the next start replays from the last one written."""
         self.flush_aggregates(force=True)
-        if not self.checkpoint(SHUTDOWN_STEP_S):
+        if not self.cycle.final(self.parts, self.base, self.release, SHUTDOWN_STEP_S):
             # Counters and offsets travel together in a checkpoint: the next start resumes
             # from the last one the broker holds and recounts from its offsets, so stopping
             # without the broker is not a failure (exit 0, no traceback).
@@ -182,13 +187,14 @@ class KafkaCollector(ConsumerRebalanceListener):
             self.writer.close()
         close_client(self.consumer, timeout_s)
         close_client(self.producer, timeout_s)
+        close_client(self.checkpoint_producer, timeout_s)
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
         """Restore this member's counters from its last checkpoint (same group, same topics)."""
         mine = self.checkpoints.load()
         if mine:
-            self.base = self.exposed = view_from_dict(mine["counts"])
+            self.base = view_from_dict(mine["counts"])
             log.info("restored checkpoint %d of %s", self.checkpoints.sequence,
                      self.checkpoints.key)
 
@@ -223,64 +229,24 @@ class KafkaCollector(ConsumerRebalanceListener):
             log.warning("the store or the spill takes rows again: reading resumed")
             self.consumer.resume(*live)
 
-    def checkpoint(self, timeout_s: float | None = None) -> bool:
-        """Persist counts with the offsets they cover, expose them, commit the safe offsets.
-        ``timeout_s``: the record's write and the group commit each wait at most that long
-        (the shutdown's); default: the running ones, the write given up once stopping. True
-        when the record was written (the checkpoint), even if the group commit failed."""
-        offsets = {}
-        partitions = {}
-        snapshots = {}
-        for tp, part in self.parts.items():
-            if part.replaying:
-                continue
-            safe, high = part.safe_offset(), part.next_offset
-            meta = json.dumps({"high": high, "by": self.checkpoints.key,
-                               "seq": self.checkpoints.sequence + 1})
-            offsets[tp] = OffsetAndMetadata(safe, meta, -1)
-            partitions[f"{tp.topic}:{tp.partition}"] = [safe, high]
-            snapshots[tp] = merge_views([part.engine.view(release=False)])  # a copy, frozen
-        view = merge_views([self.base, *snapshots.values()], self.release)
-        try:
-            # One record holds the counters and the offsets they cover: it is the atomic
-            # checkpoint. The group commit after it serves lag monitoring and a fallback.
-            if timeout_s is None:
-                self.checkpoints.write(partitions, view_to_dict(view), _CHECKPOINT_TIMEOUT_S,
-                                       self.stop_event)
-            else:
-                self.checkpoints.write(partitions, view_to_dict(view), timeout_s)
-        except KafkaError as error:
-            self.health["commit_failures"] += 1
-            log.warning("checkpoint failed, will retry: %s", error)
-            return False
-        # Written: the next owner of a partition replays to these offsets, so what they cover
-        # is what this instance keeps of a partition revoked from now on, whatever the group
-        # commit does (a broker that stops between the two must not lose the counts between
-        # the last two checkpoints).
-        for tp, snapshot in snapshots.items():
-            self.parts[tp].checkpointed = snapshot
-        self.exposed = view
-        if offsets:  # bounded: during a broker outage the loop must go on polling
-            commit_s = _COMMIT_TIMEOUT_S if timeout_s is None else timeout_s
-            try:
-                self.consumer.commit(offsets, timeout_ms=int(commit_s * 1000))
-            except KafkaError as error:
-                self.health["commit_failures"] += 1
-                log.warning("group commit failed (the checkpoint holds the offsets), will "
-                            "retry: %s", error)
-                return True
-        self.health["commits"] += 1
-        return True
+    @property
+    def exposed(self) -> View:
+        """The counters of the last checkpoint that landed: what /metrics serves."""
+        return self.cycle.exposed
 
     # -- rebalance -------------------------------------------------------------------------
-    # kafka-python runs these callbacks on its IO thread, where blocking calls are not allowed:
-    # they only note the change; the loop applies it between polls. A revoked partition is not
+    # kafka-python runs these callbacks on its IO thread, where the consumer cannot be called:
+    # they note the change; the loop applies it between polls. A revoked partition is not
     # checkpointed again: what it processed since its last checkpoint was never exposed, and
-    # its next owner processes it again after the committed high-water offset.
+    # its next owner processes it again after the committed high-water offset. It leaves only
+    # once the checkpoint record in flight has landed or failed (``CheckpointCycle``), since
+    # its next owner starts where the topic's record says.
     def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
+        self.cycle.await_verdict()
         self._changes.append(("revoked", set(revoked)))
 
     def on_partitions_lost(self, lost: Iterable[TopicPartition]) -> None:
+        self.cycle.await_verdict()
         self._changes.append(("revoked", set(lost)))
 
     def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
@@ -295,6 +261,7 @@ class KafkaCollector(ConsumerRebalanceListener):
             change, tps = self._changes.popleft()
             if change == "revoked":
                 self.health["rebalances"] += 1
+                self.cycle.advance(self.parts)  # the verdict awaited by the listener
                 self._retire(list(tps))
                 assigned -= tps
                 continue
@@ -447,7 +414,7 @@ class KafkaCollector(ConsumerRebalanceListener):
         self.checkpoints.use(tp.topic, topic_id)
         engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None,
                         judgments=self.judgments, examination=self.examination)
-        sink = DeadLetterTopic(self.producer, self.config["kafka.dead_letter_topic"],
+        sink = DeadLetterTopic(self.dead_letters, self.config["kafka.dead_letter_topic"],
                                f"{tp.topic}:{tp.partition}")
         engine.dead_letters = sink
         self.parts[tp] = PartitionEngine(engine, sink, start, high, stats_until, topic_id)

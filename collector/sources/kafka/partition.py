@@ -1,16 +1,15 @@
-"""One assigned partition: its engine, its offsets, its replay state and its dead letters."""
+"""One assigned partition: its engine, its offsets, its replay state and its dead letters' sink."""
 
 from __future__ import annotations
 
 import time
 from collections import deque
 
-from kafka import KafkaProducer
-
 from collector.clock.stream_clock import SAMPLE_MASK, WINDOW
 from collector.engine import Engine
 from collector.exposition.view import View
 from collector.ingest.events import OVERSIZED
+from collector.sources.kafka.dead_letters import DeadLetterTopic
 from collector.store.query_stats import QueryStats
 
 Record = tuple[int, bytes | None, float | None]  # offset, value, arrival (Unix seconds)
@@ -19,27 +18,6 @@ _BUCKET_RECORDS = 5000  # offsets per safe-offset bucket: bounded memory, coarse
 # (WINDOW samples of about every (SAMPLE_MASK + 1)th record) before it reaches where this
 # engine is: twice that many offsets.
 _REPLAY_MARGIN = 2 * WINDOW * (SAMPLE_MASK + 1)
-
-
-class DeadLetterTopic:
-    """Dead letters of one partition's engine: original bytes, reason and source in headers.
-    Muted while a partition replays records whose dead letters were already written."""
-
-    def __init__(self, producer: KafkaProducer, topic: str, source: str) -> None:
-        self.producer = producer
-        self.topic = topic
-        self.source = source.encode()
-        self.muted = False
-
-    def write(self, raw: bytes, reason: str, detail: str) -> None:
-        if self.muted:
-            return
-        self.producer.send(self.topic, value=bytes(raw), headers=[
-            ("searchpulse.reason", reason.encode()), ("searchpulse.detail", detail.encode()),
-            ("searchpulse.source", self.source)])
-
-    def close(self) -> None:
-        return None
 
 
 class PartitionEngine:

@@ -10,10 +10,8 @@ from kafka import TopicPartition
 from kafka.errors import KafkaConnectionError
 
 from collector.errors import StoreUnavailable
-from collector.exposition.view import View
-from collector.ingest import accounting as acc
-from collector.series.quality import QualitySeries, latency_buckets
 from collector.sources.kafka.consumer import KafkaCollector
+from tests.collector.sources.kafka.fakes import CountingPartition, rig
 
 TP0, TP1 = TopicPartition("ubi", 0), TopicPartition("ubi", 1)
 
@@ -38,6 +36,7 @@ def collector(checkpoints: FlakyCheckpoints) -> KafkaCollector:
     c.parts, c._changes, c.health, c.connected = {}, deque(), Counter(), True
     c.waiting, c.held, c.writer = set(), False, None
     c.checkpoints = checkpoints
+    c.cycle = rig().cycle  # no checkpoint in flight
     c._assign = lambda tp: c.parts.__setitem__(tp, f"engine of {tp.partition}")
     return c
 
@@ -125,57 +124,18 @@ def test_reading_stops_while_the_stores_rows_can_neither_be_written_nor_spilled(
     assert c.consumer.paused == set()
 
 
-class WrittenCheckpoints:
-    """The checkpoint record's writer: every write acknowledged."""
-
-    def __init__(self) -> None:
-        self.key, self.sequence, self.written = "g/i", 0, []
-
-    def write(self, partitions: dict, counts: dict, *_: object) -> None:
-        self.sequence += 1
-        self.written.append(partitions)
-
-
-class CommitlessConsumer:
-    """A group coordinator gone between the checkpoint's write and the group commit."""
-
-    def commit(self, offsets: dict, timeout_ms: int) -> None:
-        raise KafkaConnectionError("111 ECONNREFUSED")
-
-
-class CountingPartition:
-    """A partition engine as the checkpoint reads it: its offsets and a view of its counts."""
-
-    replaying, checkpointed = False, None
-
-    def __init__(self, searches: int) -> None:
-        self.engine = self
-        self.searches = searches
-
-    def safe_offset(self) -> int:
-        return 10
-
-    @property
-    def next_offset(self) -> int:
-        return 20
-
-    def view(self, release: bool) -> View:
-        series = QualitySeries("web", "head", "none", latency_buckets(1.0))
-        series.searches = self.searches
-        return View(series=[series], stats=acc.PipelineStats(), folded={})
-
-
-def test_a_checkpoint_written_then_a_failed_group_commit_still_covers_its_counts():
+def test_a_checkpoint_landed_then_a_failed_group_commit_still_covers_its_counts():
     """The record is the checkpoint: the next owner of a partition replays to its offsets, so
     a partition revoked after it keeps what it covers (a broker stopped between the write and
     the commit lost ~14 % of the searches in a CI run before)."""
-    c = KafkaCollector.__new__(KafkaCollector)
-    c.parts, c.health, c.waiting, c.writer = {TP0: CountingPartition(7)}, Counter(), set(), None
-    c.base = View(series=[], stats=acc.PipelineStats(), folded={})
-    c.release, c.stop_event = None, None
-    c.checkpoints, c.consumer = WrittenCheckpoints(), CommitlessConsumer()
-    assert c.checkpoint() is True
+    c = collector(FlakyCheckpoints(failures=0))
+    c.parts = {TP0: CountingPartition(7)}
+    wired = rig(commit_error=KafkaConnectionError("111 ECONNREFUSED"))
+    c.cycle, c.health, c.base = wired.cycle, wired.health, wired.cycle.exposed
+    c.cycle.begin(c.parts, c.base, None)
+    wired.records.answer_all()
+    assert c.cycle.advance(c.parts) is True
     assert (c.health["commits"], c.health["commit_failures"]) == (0, 1)
-    assert c.checkpoints.written == [{"ubi:0": [10, 20]}]
+    assert [record["partitions"] for record in wired.records.records()] == [{"ubi:0": [10, 20]}]
     c._retire([TP0])
     assert [s.searches for s in c.base.series] == [7]  # kept, not lost with the partition

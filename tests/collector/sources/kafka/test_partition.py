@@ -5,7 +5,6 @@ the integration tests run the same code against a real broker)."""
 from __future__ import annotations
 
 import json
-import threading
 from math import inf
 
 import pytest
@@ -15,7 +14,8 @@ from collector.config import load_config
 from collector.ingest.events import OVERSIZED
 from collector.sources.kafka import checkpoints as checkpoints_module
 from collector.sources.kafka.checkpoints import Checkpoints, checkpoint_key
-from collector.sources.kafka.partition import _REPLAY_MARGIN, DeadLetterTopic, PartitionEngine
+from collector.sources.kafka.dead_letters import DeadLetterDelivery, DeadLetterTopic
+from collector.sources.kafka.partition import _REPLAY_MARGIN, PartitionEngine
 
 
 class RecordingEngine:
@@ -68,7 +68,7 @@ def _partition(start: int = 100, replay_until: int | None = None,
                stats_until: int | None = None) -> tuple[PartitionEngine, RecordingEngine,
                                                         RecordingProducer]:
     engine, producer = RecordingEngine(), RecordingProducer()
-    sink = DeadLetterTopic(producer, "ubi-dead-letter", "ubi:0")
+    sink = DeadLetterTopic(DeadLetterDelivery(producer), "ubi-dead-letter", "ubi:0")
     return PartitionEngine(engine, sink, start, replay_until, stats_until), engine, producer
 
 
@@ -161,7 +161,7 @@ def test_a_checkpoint_record_names_its_group_and_topics_and_never_moves_offsets_
     producer = RecordingProducer()
     checkpoints = Checkpoints(config, producer, "host-a", ["ubi", "events"])
     checkpoints.partitions = {"ubi:0": [100, 200]}
-    checkpoints.write({"ubi:0": [90, 250], "ubi:1": [5, 6]}, {"searches": 3})
+    checkpoints.write({"ubi:0": [90, 250], "ubi:1": [5, 6]}, {"searches": 3}, 1.0)
     [sent] = producer.sent
     assert sent["topic"] == config["kafka.checkpoint_topic"]
     assert sent["key"] == b"searchpulse/host-a" == checkpoint_key("searchpulse", "host-a").encode()
@@ -200,17 +200,15 @@ def test_a_topic_created_again_under_its_name_is_not_taken_for_the_old_one(confi
     checkpoints.use("ubi", old)  # the same topic: nothing changes
     assert checkpoints.partitions == {"ubi:0": [900, 1000], "ubi:1": [40, 50]}
     checkpoints.use("ubi", new)
-    checkpoints.write({"ubi:0": [0, 12]}, {})
+    checkpoints.write({"ubi:0": [0, 12]}, {}, 1.0)
     written = json.loads(producer.sent[-1]["value"])
     assert (written["partitions"], written["topic_ids"]) == ({"ubi:0": [0, 12]}, {"ubi": new})
 
 
 def test_a_checkpoint_not_acknowledged_changes_nothing(config):
     checkpoints = Checkpoints(config, RecordingProducer(KafkaTimeoutError()), "host-a", ["ubi"])
-    stop = threading.Event()
-    stop.set()  # a shutdown: give up at the first check
-    with pytest.raises(KafkaTimeoutError):
-        checkpoints.write({"ubi:0": [1, 2]}, {}, timeout_s=10.0, stop=stop)
+    with pytest.raises(KafkaTimeoutError):  # a shutdown: the broker did not answer in time
+        checkpoints.write({"ubi:0": [1, 2]}, {}, timeout_s=0.5)
     assert (checkpoints.sequence, checkpoints.partitions) == (0, {})
 
 
@@ -235,3 +233,18 @@ def test_loading_keeps_only_this_groups_records_of_these_topics(config, monkeypa
     elsewhere = Checkpoints(config, RecordingProducer(), "host-a", ["ubi", "events"])
     assert elsewhere.load() is None  # same key, other topics: not this pipeline's counters
     assert elsewhere.sequence == 0 and elsewhere.partitions == {}
+
+
+def test_a_record_that_lands_after_its_topic_was_created_again_does_not_bring_back_its_offsets(
+        config):
+    """A checkpoint's record lands after the collector moved to the new topic of the name
+    (``use``): the old topic's offsets it carries are not taken back into this member's."""
+    old, new = "5f0c6b3e-0000-4000-8000-000000000001", "5f0c6b3e-0000-4000-8000-000000000002"
+    checkpoints = Checkpoints(config, RecordingProducer(), "host-a", ["ubi"])
+    checkpoints.use("ubi", old)
+    record = checkpoints.record({"ubi:0": [900, 1000]}, {})
+    checkpoints.use("ubi", new)  # before the record's verdict
+    checkpoints.landed(record)
+    assert (checkpoints.sequence, checkpoints.partitions) == (1, {})
+    checkpoints.landed(checkpoints.record({"ubi:0": [0, 12]}, {}))
+    assert (checkpoints.sequence, checkpoints.partitions) == (2, {"ubi:0": [0, 12]})
