@@ -7,7 +7,8 @@ with one batched upsert inside **one transaction**, together with the Kafka offs
 covers (``store_offsets``): a crash in the middle of a flush leaves the store as it was, and
 after any crash the stored offsets say exactly which records the stored counts include
 (docs/delivery.md). On a conflict the item objects are merged by the database function
-``searchpulse_merge_counts``, which keeps the most frequent ones: each stays bounded.
+``searchpulse_merge_counts``, which keeps the most frequent ones: each stays bounded. The tables
+and the statements are in store_sql.py; here, how a store connects, writes a flush and reads.
 """
 
 from __future__ import annotations
@@ -36,18 +37,29 @@ from collector.store.query_stats import (
     Key,
     QueryRow,
 )
+from collector.store.store_sql import (
+    ADDED,
+    APPLICATION_TOTALS,
+    BACKFILL_DAYS,
+    CLIENTS_OF,
+    COLUMNS,
+    INSERT_DAY,
+    ITEMS,
+    ITEMS_OF,
+    KEY_COLUMNS,
+    MARKS,
+    MERGE,
+    NEWEST_DAY,
+    PG_MERGE,
+    POSITIONS,
+    QUERY_VOLUMES,
+    TOPIC_ID,
+    TOTALS,
+    UPSERT_OFFSETS,
+    schema_statements,
+    upsert,
+)
 
-_COLUMNS = (*COUNTS, *SUMS)
-_ITEMS = ("shown", "clicked_documents", "reformulations", "clients", "shown_at", "clicked_at")
-_KEY = "application, query, day"
-# Distinct client marks of the row's day (≤ CLIENT_MARKS): read by the feedback job without
-# parsing JSON; their maximum over days is a lower bound of the period's distinct clients.
-_MARKS = "client_marks"
-_MERGE = "searchpulse_merge_counts"
-_INSERT_DAY = "INSERT INTO store_days (day) VALUES (?) ON CONFLICT (day) DO NOTHING"
-# (`WHERE true`: SQLite's parser needs a WHERE before an upsert clause of INSERT … SELECT)
-_BACKFILL_DAYS = ("INSERT INTO store_days (day) SELECT DISTINCT day FROM query_stats WHERE true "
-                  "ON CONFLICT (day) DO NOTHING")
 # Rows per executemany of one write: a write of any size (the rows spilled during an outage,
 # collector/store/spill.py) holds one chunk's parameters at a time, in one transaction.
 _CHUNK_ROWS = 10_000
@@ -55,80 +67,6 @@ _CHUNK_ROWS = 10_000
 # before it fails and the store is away (the writer tries again with backoff).
 BUSY_TIMEOUT_S = 5.0
 
-
-_TOPIC_ID = "topic_id TEXT NOT NULL DEFAULT ''"
-
-
-def _schema(integer: str, real: str, suffix: str) -> tuple[str, ...]:
-    counts = ", ".join(f"{c} {real if c in SUMS else integer} NOT NULL" for c in _COLUMNS)
-    items = ", ".join(f"{c} TEXT NOT NULL" for c in _ITEMS)
-    return (
-        f"CREATE TABLE IF NOT EXISTS query_stats (application TEXT NOT NULL, query TEXT NOT NULL,"
-        f" day TEXT NOT NULL, {counts}, {items}, {_MARKS} {integer} NOT NULL DEFAULT 0, "
-        f"PRIMARY KEY ({_KEY})){suffix}",
-        # Every day the store holds a row of: the newest one (where the feedback job's period
-        # ends) is then one index lookup, not a scan of every row (10 % of the job on a
-        # 10M-row store). Filled with the rows, in the same transaction.
-        f"CREATE TABLE IF NOT EXISTS store_days (day TEXT NOT NULL PRIMARY KEY){suffix}",
-        # topic_id: the Kafka topic id the offsets are of ('' before topic ids were kept): a
-        # topic created again under its name (another id) does not start from them
-        "CREATE TABLE IF NOT EXISTS store_offsets (consumer_group TEXT NOT NULL, "
-        f"topic TEXT NOT NULL, kafka_partition INTEGER NOT NULL, safe_offset {integer} NOT NULL, "
-        f"high_offset {integer} NOT NULL, {_TOPIC_ID}, "
-        f"PRIMARY KEY (consumer_group, topic, kafka_partition)){suffix}",
-        # How far `replay` got in each input, known by its content (InputMark): the file
-        # counterpart of store_offsets, written in the same transactions.
-        "CREATE TABLE IF NOT EXISTS store_inputs (head TEXT NOT NULL PRIMARY KEY, "
-        "name TEXT NOT NULL, run TEXT NOT NULL, ordinal INTEGER NOT NULL, "
-        f"safe_records {integer} NOT NULL, safe_digest TEXT NOT NULL, "
-        f"high_records {integer} NOT NULL, high_digest TEXT NOT NULL, "
-        f"complete INTEGER NOT NULL){suffix}",
-    )
-
-
-# PostgreSQL's merge of two item objects (SQLite's is `merge_counts` below, in Python).
-_PG_MERGE = f"""CREATE OR REPLACE FUNCTION {_MERGE}(a text, b text, keep integer) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-  SELECT COALESCE(jsonb_object_agg(k, n), '{{}}'::jsonb)::text FROM (
-    SELECT k, SUM(v::bigint) AS n FROM (
-      SELECT key AS k, value AS v FROM jsonb_each_text(a::jsonb)
-      UNION ALL SELECT key, value FROM jsonb_each_text(b::jsonb)) e
-    GROUP BY k ORDER BY n DESC, k LIMIT keep) t
-$$"""
-
-# The newest day not after today, else (every day is after it) the newest one.
-_NEWEST_DAY = "SELECT COALESCE(MAX(CASE WHEN day <= ? THEN day END), MAX(day)) FROM {days}"
-_SUMS = ", ".join(f"SUM({c}) AS {c}" for c in _COLUMNS)
-_TOTALS = (f"SELECT application, query, {_SUMS}, COUNT(*) AS days, "
-           f"MAX({_MARKS}) AS {_MARKS} FROM query_stats "
-           "WHERE day >= ? GROUP BY application, query HAVING SUM(searches) >= ? "
-           "ORDER BY application{binary}, query{binary}")
-_APPLICATION_TOTALS = (f"SELECT application, {_SUMS} FROM query_stats WHERE day >= ? "
-                       "GROUP BY application")
-_QUERY_VOLUMES = ("SELECT query, SUM(searches) FROM query_stats WHERE day >= ? GROUP BY query "
-                  "HAVING SUM(searches) >= ?")
-_ITEMS_OF = (f"SELECT {', '.join(_ITEMS)} FROM query_stats "
-             "WHERE application = ? AND query = ? AND day >= ?")
-_POSITIONS = (f"SELECT application, query, searches, {_MARKS}, shown_at, clicked_at "
-              "FROM query_stats WHERE day >= ? AND shown_at <> '{}' "
-              "ORDER BY application{binary}, query{binary}")
-_CLIENTS_OF = ("SELECT clients, searches_without_client_id FROM query_stats "
-               "WHERE application = ? AND query = ? AND day >= ?")
-_UPSERT_OFFSETS = (
-    "INSERT INTO store_offsets (consumer_group, topic, kafka_partition, safe_offset, "
-    "high_offset, topic_id) VALUES (?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (consumer_group, topic, kafka_partition) DO UPDATE SET "
-    "safe_offset = excluded.safe_offset, high_offset = excluded.high_offset, "
-    "topic_id = excluded.topic_id")
-
-# Columns added after the first version, with their type and default (old stores: upgraded by
-# a writer, read as the defaults by a reader).
-_ADDED = (*((c, "TEXT NOT NULL DEFAULT '{}'") for c in _ITEMS),
-          ("judged_searches", "INTEGER NOT NULL DEFAULT 0"),
-          ("judged_ndcg_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
-          ("judged_coverage_sum", "DOUBLE PRECISION NOT NULL DEFAULT 0"),
-          (_MARKS, "INTEGER NOT NULL DEFAULT 0"),
-          ("searches_without_client_id", "INTEGER NOT NULL DEFAULT 0"))
 
 Offsets = dict[tuple[str, int], tuple[int, int]]  # (topic, partition) → (safe, high-water)
 TopicIds = dict[str, str]  # topic → its Kafka topic id, where known
@@ -159,17 +97,6 @@ _UPSERT_INPUT = (
     f"INSERT INTO store_inputs VALUES ({', '.join(['?'] * len(InputMark._fields))}) "
     "ON CONFLICT (head) DO UPDATE SET "
     + ", ".join(f"{field} = excluded.{field}" for field in InputMark._fields[1:]))
-
-
-def _upsert(keep: dict[str, int], count_keys: str) -> str:
-    """``count_keys``: the database's expression for the number of keys of a JSON object."""
-    merged = {c: f"{_MERGE}(query_stats.{c}, excluded.{c}, {keep[c]})" for c in _ITEMS}
-    return (f"INSERT INTO query_stats ({_KEY}, {', '.join(_COLUMNS)}, {', '.join(_ITEMS)}, "
-            f"{_MARKS}) VALUES ({', '.join(['?'] * (4 + len(_COLUMNS) + len(_ITEMS)))}) "
-            f"ON CONFLICT ({_KEY}) DO UPDATE SET "
-            + ", ".join([f"{c} = query_stats.{c} + excluded.{c}" for c in _COLUMNS]
-                        + [f"{c} = {merged[c]}" for c in _ITEMS]
-                        + [f"{_MARKS} = {count_keys.format(merged['clients'])}"]))
 
 
 _encode = msgspec.json.Encoder().encode  # C, ~20× json.dumps with custom separators
@@ -213,7 +140,6 @@ class QueryPositions(msgspec.Struct):
     clicked_at: dict[str, int] = msgspec.field(default_factory=dict)
 
 
-
 def _failure(url: str, error: Exception) -> StoreUnavailable:
     """The database's error, naming the store, without its password (nor any piece of it the
     database repeats)."""
@@ -243,13 +169,13 @@ class QueryStore:
         self.items_per_flush = items_per_flush
         self._sql = {name: sql.replace("?", self.placeholder).replace("{binary}", self.binary)
                      for name, sql in (
-            ("rows", _upsert(items_per_flush, self.count_keys)), ("offsets", _UPSERT_OFFSETS),
+            ("rows", upsert(items_per_flush, self.count_keys)), ("offsets", UPSERT_OFFSETS),
             ("inputs", _UPSERT_INPUT),
-            ("totals", _TOTALS), ("application_totals", _APPLICATION_TOTALS),
-            ("query_volumes", _QUERY_VOLUMES), ("items_of", _ITEMS_OF),
-            ("clients_of", _CLIENTS_OF), ("positions", _POSITIONS),
-            ("newest_day", _NEWEST_DAY.format(days="store_days")),
-            ("day", _INSERT_DAY), ("expire", "DELETE FROM query_stats WHERE day < ?"),
+            ("totals", TOTALS), ("application_totals", APPLICATION_TOTALS),
+            ("query_volumes", QUERY_VOLUMES), ("items_of", ITEMS_OF),
+            ("clients_of", CLIENTS_OF), ("positions", POSITIONS),
+            ("newest_day", NEWEST_DAY.format(days="store_days")),
+            ("day", INSERT_DAY), ("expire", "DELETE FROM query_stats WHERE day < ?"),
             ("expire_days", "DELETE FROM store_days WHERE day < ?"))}
         self.retention_days = retention_days
         self.read_only = read_only
@@ -277,9 +203,9 @@ class QueryStore:
         try:
             self.db.cursor().execute("SELECT day FROM store_days LIMIT 0")
         except self.errors:  # written before the table: the newest day from every row
-            self._sql["newest_day"] = _NEWEST_DAY.format(days="query_stats").replace(
+            self._sql["newest_day"] = NEWEST_DAY.format(days="query_stats").replace(
                 "?", self.placeholder)
-        for column, kind in _ADDED:
+        for column, kind in ADDED:
             if column not in present:
                 default = "'{}'" if kind.startswith("TEXT") else "0"
                 unaliased = re.compile(rf"(?<!AS )\b{column}\b")
@@ -289,7 +215,7 @@ class QueryStore:
     def _upgrade(self) -> None:
         """Stores written by an older version lack the columns added since, and the days
         they hold (one scan, once: by the first writer of this version)."""
-        for column, kind in _ADDED:
+        for column, kind in ADDED:
             try:
                 with self._transaction():
                     self.db.execute(f"SELECT {column} FROM query_stats LIMIT 0")
@@ -301,12 +227,12 @@ class QueryStore:
                 self.db.execute("SELECT topic_id FROM store_offsets LIMIT 0")
         except self.errors:  # offsets written before topic ids were kept: of no id ('')
             with self._transaction():
-                self.db.execute(f"ALTER TABLE store_offsets ADD COLUMN {_TOPIC_ID}")
+                self.db.execute(f"ALTER TABLE store_offsets ADD COLUMN {TOPIC_ID}")
         with self._transaction():
             cursor = self.db.cursor()
             cursor.execute("SELECT day FROM store_days LIMIT 1")
             if cursor.fetchone() is None:
-                cursor.execute(_BACKFILL_DAYS)
+                cursor.execute(BACKFILL_DAYS)
 
     def add(self, rows: Iterable[tuple[Key, QueryRow]], offsets: Offsets | None = None,
             group: str = "", inputs: Iterable[InputMark] = (),
@@ -345,8 +271,8 @@ class QueryStore:
         ``days`` collects the day names written (each named once)."""
         keep = self.items_per_flush
         clients = keep["clients"]
-        shown, clicked, reformulations, _, shown_at, clicked_at = (keep[c] for c in _ITEMS)
-        counts = attrgetter(*_COLUMNS)  # one C call per row for every count
+        shown, clicked, reformulations, _, shown_at, clicked_at = (keep[c] for c in ITEMS)
+        counts = attrgetter(*COLUMNS)  # one C call per row for every count
         return [
             (application, query, days.get(day) or days.setdefault(day, day_name(day)),
              *counts(row), top_items(row.shown, shown),
@@ -418,7 +344,7 @@ class QueryStore:
         (application, query) order; only pairs with at least ``min_searches`` searches (the
         database drops the long tail of one-off queries, not the job's memory)."""
         frame = self._frame("totals", (since_day, min_searches))
-        return frame.astype({c: "int64" for c in (*COUNTS, "days", _MARKS)} | {
+        return frame.astype({c: "int64" for c in (*COUNTS, "days", MARKS)} | {
             c: "float64" for c in SUMS})
 
     def application_totals(self, since_day: str) -> pd.DataFrame:
@@ -446,7 +372,7 @@ class QueryStore:
         cursor = self.db.cursor()
         cursor.execute(self._sql["items_of"], (application, query, since_day))
         days = cursor.fetchall()
-        return {kind: _ranked(day[i] for day in days) for i, kind in enumerate(_ITEMS)}
+        return {kind: _ranked(day[i] for day in days) for i, kind in enumerate(ITEMS)}
 
     def positions(self, since_day: str) -> Iterator[QueryPositions]:
         """Impressions and clicks per (position, document) of every query from ``since_day``
@@ -492,11 +418,11 @@ class QueryStore:
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every stored row, items parsed (for inspection and tests, not for large stores)."""
         cursor = self.db.cursor()
-        cursor.execute(f"SELECT * FROM query_stats ORDER BY {_KEY}")
+        cursor.execute(f"SELECT * FROM query_stats ORDER BY {KEY_COLUMNS}")
         names = [d[0] for d in cursor.description]
         for values in cursor.fetchall():
             row = dict(zip(names, values, strict=True))
-            for kind in _ITEMS:
+            for kind in ITEMS:
                 row[kind] = _ranked([row[kind]])
             yield row
 
@@ -516,15 +442,15 @@ class SqliteStore(QueryStore):
             else:
                 # written by the writer thread (collector/store/store_writer.py), one at a time
                 db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-                db.create_function(_MERGE, 3, merge_counts, deterministic=True)
+                db.create_function(MERGE, 3, merge_counts, deterministic=True)
                 db.execute("PRAGMA journal_mode=WAL")  # readers (the feedback job) never block
                 db.execute("PRAGMA synchronous=NORMAL")  # a power cut may lose the last
                 # flushes, together with their offsets: the store stays consistent
         except sqlite3.Error as error:
             raise StoreUnavailable(f"store sqlite:///{path}: {error}") from None
         super().__init__(f"sqlite:///{path}", db,
-                         _schema("INTEGER", "REAL", " WITHOUT ROWID"), items_per_flush,
-                         read_only, retention_days)
+                         schema_statements("INTEGER", "REAL", " WITHOUT ROWID"),
+                         items_per_flush, read_only, retention_days)
 
 
 class PostgresStore(QueryStore):
@@ -545,7 +471,8 @@ class PostgresStore(QueryStore):
         except (psycopg.Error, UnicodeError) as error:  # psycopg resolves host names itself:
             # one IDNA cannot encode (".", a label over 63 characters) raises UnicodeError
             raise _failure(url, error) from None
-        super().__init__(url, db, (*_schema("BIGINT", "DOUBLE PRECISION", ""), _PG_MERGE),
+        super().__init__(url, db,
+                         (*schema_statements("BIGINT", "DOUBLE PRECISION", ""), PG_MERGE),
                          items_per_flush, read_only, retention_days)
 
     def _transaction(self) -> Any:

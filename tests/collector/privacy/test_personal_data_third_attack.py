@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from collector.outcomes import normalize_query
 from collector.privacy import check_digits
+from collector.privacy import number_detectors as nd
 from collector.privacy import personal_data as pd
 from collector.privacy.personal_data import PersonalData
 
@@ -62,20 +63,20 @@ def test_more_e_mail_forms_are_found(text, expected):
        st.sampled_from(["dash", "hyphen", "Dash", "guion", "tiret", "strich"]))
 def test_a_dash_said_between_groups_of_digits_is_a_dash(area, exchange, line, dash):
     assert reason(f"{int(area[0]) % 8 + 2}{area[1:]} {dash} {exchange} {dash} {line}") \
-        == pd.PHONE_NUMBER
+        == nd.PHONE_NUMBER
 
 
 @settings(max_examples=30)
 @given(st.text("0123456789", min_size=9, max_size=9), st.sampled_from(["➕", "+", "＋"]))
 def test_a_heavy_plus_sign_is_a_plus(digits, plus):
-    assert reason(f"{plus}44 {digits[:2]} {digits[2:6]} {digits[6:]}1") == pd.PHONE_NUMBER
+    assert reason(f"{plus}44 {digits[:2]} {digits[2:6]} {digits[6:]}1") == nd.PHONE_NUMBER
 
 
 @settings(max_examples=30)
 @given(st.text("0123456789", min_size=9, max_size=9), st.booleans())
 def test_a_russian_number_with_its_trunk_8_is_a_phone_number(digits, brackets):
     code = f"(9{digits[:2]})" if brackets else f"9{digits[:2]}"
-    assert reason(f"8 {code} {digits[2:5]}-{digits[5:7]}-{digits[7:]}") == pd.PHONE_NUMBER
+    assert reason(f"8 {code} {digits[2:5]}-{digits[5:7]}-{digits[7:]}") == nd.PHONE_NUMBER
 
 
 @settings(max_examples=40)
@@ -85,7 +86,7 @@ def test_a_dni_written_with_dots_is_a_national_id(number, dot, dash):
     digits = str(number)
     letter = "TRWAGMYFPDXBNJZSQVHLCKE"[number % 23]
     assert reason(f"dni {digits[:2]}{dot}{digits[2:5]}{dot}{digits[5:]}{dash}{letter}") \
-        == pd.NATIONAL_ID
+        == nd.NATIONAL_ID
 
 
 @settings(max_examples=30)
@@ -93,7 +94,7 @@ def test_a_dni_written_with_dots_is_a_national_id(number, dot, dash):
        st.sampled_from(["-", " ", ""]))
 def test_an_nie_with_dashes_is_a_national_id(number, first, dash):
     letter = "TRWAGMYFPDXBNJZSQVHLCKE"[int(str("xyz".index(first)) + str(number)) % 23]
-    assert reason(f"nie {first.upper()}{dash}{number}{dash}{letter}") == pd.NATIONAL_ID
+    assert reason(f"nie {first.upper()}{dash}{number}{dash}{letter}") == nd.NATIONAL_ID
 
 
 def _cpf(body: str) -> str:
@@ -110,7 +111,7 @@ def _cpf(body: str) -> str:
 def test_a_cpf_in_spaced_groups_is_a_national_id(body, sep):
     cpf = _cpf(body)
     assert check_digits.brazil_cpf(cpf)
-    assert reason(f"cpf {cpf[:3]}{sep}{cpf[3:6]}{sep}{cpf[6:9]} {cpf[9:]}") == pd.NATIONAL_ID
+    assert reason(f"cpf {cpf[:3]}{sep}{cpf[3:6]}{sep}{cpf[6:9]} {cpf[9:]}") == nd.NATIONAL_ID
 
 
 @settings(max_examples=40)
@@ -122,7 +123,7 @@ def test_an_aadhaar_number_written_together_after_its_name_is_a_national_id(body
                   if check_digits.verhoeff(f"{int(body[0]) % 8 + 2}{body[1:]}{c}"))
     # (after "no", one in 97 of them also passes as a Norwegian IBAN, NO + 13 digits: withheld
     # all the same)
-    assert reason(f"{name} {number}") in (pd.NATIONAL_ID, pd.IBAN)
+    assert reason(f"{name} {number}") in (nd.NATIONAL_ID, nd.IBAN)
 
 
 @settings(max_examples=30)
@@ -130,12 +131,12 @@ def test_an_aadhaar_number_written_together_after_its_name_is_a_national_id(body
     ["sin", "sin number", "sin no.", "social insurance number"]))
 def test_a_sin_written_together_after_its_name_is_a_national_id(body, name):
     number = next(body + c for c in "0123456789" if check_digits.luhn(body + c))
-    assert reason(f"{name} {number}") == pd.NATIONAL_ID
+    assert reason(f"{name} {number}") == nd.NATIONAL_ID
 
 
 @pytest.mark.parametrize("text", ["codice fiscale BNC GLI 80A41 H501U", "nino JG-10-37-48-A"])
 def test_national_ids_in_their_printed_groups_are_found(text):
-    assert reason(text) == pd.NATIONAL_ID
+    assert reason(text) == nd.NATIONAL_ID
 
 
 @settings(max_examples=40)
@@ -158,7 +159,7 @@ def test_a_date_in_every_named_language_and_notation_is_a_full_date(day, notatio
         text = f"{day.day} {'de ' if notation == 'pt' else ''}" \
                f"{months[notation].split()[day.month - 1]} {'de ' if notation == 'pt' else ''}" \
                f"{day.year}"
-    assert reason(text) == pd.FULL_DATE
+    assert reason(text) == nd.FULL_DATE
 
 
 @pytest.mark.parametrize("text", [

@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from collector.privacy import check_digits
-from collector.privacy import personal_data as pd
+from collector.privacy import number_detectors as nd
 from collector.privacy.canonical import canonical
 from collector.privacy.personal_data import PersonalData
 from collector.privacy.spoken_numbers import spoken
@@ -48,8 +48,8 @@ def test_seven_digits_or_more_said_are_withheld(text, before):
 
 @given(st.integers(7, 12).flatmap(_number).flatmap(said))
 def test_a_phone_s_length_said_is_a_phone_number_when_nothing_sharper_claims_it(text):
-    assert DETECTORS.reason(text) in (pd.PHONE_NUMBER, pd.US_SSN, pd.NATIONAL_ID,
-                                      pd.FULL_DATE, pd.CARD_NUMBER)
+    assert DETECTORS.reason(text) in (nd.PHONE_NUMBER, nd.US_SSN, nd.NATIONAL_ID,
+                                      nd.FULL_DATE, nd.CARD_NUMBER)
 
 
 @given(st.integers(14, 18).flatmap(_number).map(
@@ -59,14 +59,14 @@ def test_a_phone_s_length_said_is_a_phone_number_when_nothing_sharper_claims_it(
 def test_a_card_number_said_is_a_card_number(text):
     # (one in 97 of 15 digits is a French social security number, one in 11 of 18 a Chinese
     # identity number: sharper reasons)
-    assert DETECTORS.reason(f"card {text}") in (pd.CARD_NUMBER, pd.NATIONAL_ID)
+    assert DETECTORS.reason(f"card {text}") in (nd.CARD_NUMBER, nd.NATIONAL_ID)
 
 
 @given(st.integers(1, 665).filter(lambda a: a != 666), st.integers(1, 99),
        st.integers(1, 9999), st.data())
 def test_an_ssn_said_after_its_name_is_an_ssn(area, group, serial, data):
     text = data.draw(said(f"{area:03}{group:02}{serial:04}", grouped=False))
-    assert DETECTORS.reason(f"ssn {text}") == pd.US_SSN
+    assert DETECTORS.reason(f"ssn {text}") == nd.US_SSN
 
 
 @given(st.integers(0, 9), st.sampled_from(["double", "triple"]), st.data())
