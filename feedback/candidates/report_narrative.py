@@ -27,7 +27,7 @@ WITHHELD = {
         "starting like a spreadsheet formula (= or +)",
         "nothing: a judge's spreadsheet would run them"),
     "too_long": ("too long to be a query", "nothing: such text is pasted, not searched"),
-    "custom_pattern": ("matching a personal-data pattern of personal_data.patterns",
+    "custom_pattern": ("matching a personal-data pattern of privacy.patterns",
                        "check the pattern if real queries are caught"),
 }
 PERSONAL = ("holding personal data", "nothing: they never leave the system; if many, look at "
