@@ -79,6 +79,7 @@ def replay(paths: list[str], config: Config, dlq: str | None = None,
         if writer is not None:
             writer.connect()
             lock = ReplayLock.taken(writer.url)  # before what the store holds is read
+            writer.guard = lock.keep
             refuse_legacy(writer, paths)
             tracker = mismatch_refused(writer, lambda: ReplayProgress(
                 inputs, writer.inputs()))

@@ -96,6 +96,7 @@ def replay_partitioned(paths: list[str], config: Config, workers: int,
             if writer is not None:
                 writer.connect()
                 lock = ReplayLock.taken(writer.url)  # before what the store holds is read
+                writer.guard = lock.keep
             stored = _stored(writer, paths) if writer is not None else None
             merged = run_workers(paths, config, workers, dlq_dir, stored, progress)
             if writer is not None:

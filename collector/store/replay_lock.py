@@ -8,12 +8,15 @@ naming the store. The lock is the operating system's or the database's — SQLit
 a file beside the database (``STORE.replay-lock``, left in place: removing it would let a
 replay lock a file another has just opened); PostgreSQL: a session advisory lock on a
 connection of its own — so a replay that dies releases it with its process or its connection:
-there is nothing stale to clear by hand. Not covered: a PostgreSQL restart during the replay
-drops the lock with its connection (the replay goes on without it).
+there is nothing stale to clear by hand. That connection can drop while the replay lives (a
+PostgreSQL restart, a terminated backend): ``keep`` runs before each of the replay's writes
+(``StoreWriter.guard``) and takes the lock again, or stops the replay when another took it
+meanwhile — its writes so far stay, and the same command resumes from them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from typing import Any
@@ -41,6 +44,31 @@ class ReplayLock:
         if url.startswith("sqlite:///"):
             return cls(url, _file_lock(url, url.removeprefix("sqlite:///") + ".replay-lock"))
         return cls(url, _advisory_lock(url))
+
+    def keep(self) -> None:
+        """Still held, or taken again (PostgreSQL: its connection dropped). Raises
+        ``StoreError`` when another replay holds it now (this one must not write: both would
+        count what the store does not hold yet), ``StoreUnavailable`` while PostgreSQL cannot
+        be reached (the write waits for the store, as any write does)."""
+        if isinstance(self._hold, int):  # flock goes only with the process
+            return
+        import psycopg
+
+        try:
+            self._hold.execute("SELECT 1")
+            return
+        except psycopg.Error:
+            with contextlib.suppress(psycopg.Error):
+                self._hold.close()
+        try:
+            self._hold = _advisory_lock(self.url)
+        except StoreUnavailable:
+            raise
+        except StoreError as error:
+            raise StoreError(f"{error}. This replay's lock went with its connection to "
+                             "PostgreSQL (a restart?) and another replay took the store "
+                             "meanwhile: this one stops; what it wrote stays, and the same "
+                             "command resumes from it") from None
 
     def release(self) -> None:
         if isinstance(self._hold, int):

@@ -88,6 +88,9 @@ class StoreWriter:
         self._retry_at = 0.0
         self._delay = min(_FIRST_RETRY_S, interval_s)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+        # run on the writer thread before each write: a replay's lock re-asserted
+        # (replay_lock.ReplayLock.keep); StoreError stops the writes, StoreUnavailable waits
+        self.guard: Callable[[], None] | None = None
         self._inflight: Future[int] | None = None
         self._ids = itertools.count()
         self._sources: dict[Hashable, int] = {}  # source → its id (a new one once given up)
@@ -237,6 +240,8 @@ class StoreWriter:
         transaction; returns the rows written."""
         if self.store is None or self._reopen:
             self._reopen_store()
+        if self.guard is not None:
+            self.guard()
         merged = _merged(batch)
         if not segments:  # the normal path: no outage
             self.store.add(merged, offsets or None, group, inputs, topic_ids)

@@ -64,3 +64,56 @@ def test_two_replays_started_together_count_the_log_once(log, tmp_path):
     codes = sorted(run.wait() for run in runs)
     assert codes in ([0, 0], [0, 2])  # the second refused, or begun after the first ended
     assert _rows(url) == _rows(alone) != {}
+
+
+def _drop_lock_connection(url: str) -> None:
+    """What a PostgreSQL restart does to the lock: its backend ends, its session lock goes."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        [(ended,)] = db.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+            "application_name = 'searchpulse replay lock' AND datname = current_database()"
+        ).fetchall()
+    assert ended == 1
+
+
+def test_a_lock_whose_connection_dropped_is_taken_again_before_the_next_write(
+        postgres_database):
+    lock = ReplayLock.taken(postgres_database)
+    try:
+        _drop_lock_connection(postgres_database)
+        ReplayLock.taken(postgres_database).release()  # nobody holds it now
+        lock.keep()
+        with pytest.raises(StoreError, match="another replay into it is running"):
+            ReplayLock.taken(postgres_database)  # held again
+    finally:
+        lock.release()
+
+
+def test_a_replay_whose_dropped_lock_another_took_does_not_write_again(postgres_database):
+    lock = ReplayLock.taken(postgres_database)
+    _drop_lock_connection(postgres_database)
+    with ReplayLock.taken(postgres_database):  # another replay, started meanwhile
+        with pytest.raises(StoreError, match="another replay took the store meanwhile"):
+            lock.keep()
+    lock.release()
+
+
+def test_the_replay_checks_its_lock_before_every_write_and_stops_when_it_is_lost(
+        log, tmp_path, monkeypatch):
+    url, alone = (f"sqlite:///{tmp_path / name}" for name in ("lost.db", "alone.db"))
+    replay([str(log)], load_config(environ={}, overrides={"store.url": alone}))
+    checks = []
+
+    def lost_after_the_first_write(self: ReplayLock) -> None:
+        checks.append(len(checks))
+        if len(checks) > 1:
+            raise StoreError(f"store {url}: another replay took the store meanwhile")
+
+    monkeypatch.setattr(ReplayLock, "keep", lost_after_the_first_write)
+    config = load_config(environ={}, overrides={"store.url": url, "store.flush_rows": 50})
+    with pytest.raises(StoreError, match="another replay took the store meanwhile"):
+        replay([str(log)], config)
+    assert len(checks) == 2  # the first write, then the check that stopped the second
+    assert 0 < len(_rows(url)) < len(_rows(alone))  # the first write stays, no other came
