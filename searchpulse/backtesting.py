@@ -20,6 +20,7 @@ from searchpulse.options import (
     add_common,
     add_progress,
     log,
+    refused_inputs,
     show_progress,
 )
 
@@ -54,11 +55,9 @@ def cmd_backtest(args: argparse.Namespace) -> int:
 
     config, profile = deployment_profile(args)
     labels = scrape_labels(profile.deployment.selector)
-    for path in args.files:
-        problem = kind.unreadable(path)
-        if problem:
-            log.error("input %s: %s", path, problem)
-            return EXIT_INPUT
+    refused = refused_inputs(args.files)
+    if refused is not None:
+        return refused
     for incident in args.incident or ():
         parse_incident(incident, 0.0)  # checked before the replay; placed after it
     with tempfile.TemporaryDirectory(prefix="searchpulse-backtest-") as scratch:

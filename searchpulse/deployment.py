@@ -20,6 +20,7 @@ from searchpulse.options import (
     add_progress,
     log,
     read_settings,
+    refused_inputs,
     show_progress,
 )
 
@@ -69,11 +70,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     config = read_settings(args)
     design = ExperimentDesign.from_config(config)
     input_error = None
-    for path in [args.metrics] if args.metrics else args.files:
-        problem = kind.unreadable(path)
-        if problem:
-            log.error("input %s: %s", path, problem)
-            return EXIT_INPUT
+    refused = refused_inputs([args.metrics] if args.metrics else args.files)
+    if refused is not None:
+        return refused
     if args.metrics:
         try:
             with open(args.metrics, encoding="utf-8") as handle:

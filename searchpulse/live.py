@@ -24,6 +24,7 @@ from searchpulse.options import (
     log,
     print_summary,
     read_settings,
+    refused_inputs,
     show_progress,
 )
 
@@ -39,11 +40,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     config = read_settings(args, **{"strata.file": args.strata_file, "store.url": args.store,
                                     "judgments.file": args.judgments,
                                     "clicks.examination_file": args.examination})
-    for path in args.files:
-        problem = kind.unreadable(path)
-        if problem:
-            log.error("input %s: %s", path, problem)
-            return EXIT_INPUT
+    refused = refused_inputs(args.files)
+    if refused is not None:
+        return refused
     progress = show_progress(args)
     started = time.perf_counter()
     scrapes = None

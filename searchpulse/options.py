@@ -24,6 +24,24 @@ EXIT_FAILED = 1  # the command could not finish (a replay worker killed): nothin
 log = logging.getLogger("searchpulse")
 
 
+def refused_inputs(paths: list[str]) -> int | None:
+    """The exit code of a command whose inputs cannot all be read, each refusal logged in one
+    line before any work: standard input named twice is a usage error (it is read once; the
+    second would read what the first left), an unreadable file an input error. None: go on."""
+    from searchpulse.arguments import unreadable
+
+    if paths.count("-") > 1:
+        log.error("input -: standard input named %d times: it is read once (save it to a file "
+                  "to give it twice)", paths.count("-"))
+        return EXIT_USAGE
+    for path in paths:
+        problem = unreadable(path)
+        if problem:
+            log.error("input %s: %s", path, problem)
+            return EXIT_INPUT
+    return None
+
+
 def read_settings(args: argparse.Namespace, extra: tuple[Setting, ...] = (), strict: bool = False,
                   **flags: Any) -> Any:
     """The settings of a subcommand: defaults < --config < SEARCHPULSE_* < flags and --set;

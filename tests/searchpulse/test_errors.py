@@ -67,6 +67,9 @@ CASES = [
     (["replay", "LOG", "--config", "DIR/missing.toml"], 2, "missing.toml"),
     (["replay", "CUT"], 3, "cut.jsonl.gz"),  # what came before the break is counted
     (["replay", "LOG", "LOG", "--store", "sqlite:///DIR/twice.db"], 2, "the same log twice"),
+    (["replay", "-", "-"], 2, "standard input named 2 times: it is read once"),
+    (["backtest", "LOG", "-", "-"], 2, "standard input named 2 times"),
+    (["experiments", "-", "-"], 2, "standard input named 2 times"),
     (["simulate", "--sessions", "-1"], 2, "--sessions"),
     (["simulate", "--sessions", "ten"], 2, "--sessions"),
     (["simulate", "--sessions-per-second", "0"], 2, "--sessions-per-second"),
