@@ -58,6 +58,7 @@ from collector.sources.kafka.connection import (
 )
 from collector.sources.kafka.dead_letters import DeadLetterDelivery, DeadLetterTopic
 from collector.sources.kafka.partition import PartitionEngine
+from collector.sources.kafka.start_offsets import StartOffsets
 from collector.store.store_writer import StoreWriter
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,8 @@ class KafkaCollector(ConsumerRebalanceListener):
             self.checkpoints = Checkpoints(config, self.checkpoint_producer, self.instance,
                                            self.topics)
             self._restore()
+            self.starts = StartOffsets(config["kafka.group_id"], self.checkpoints, self.writer,
+                                       self.consumer)
             self.cycle = CheckpointCycle(self.checkpoints, self.dead_letters, self.consumer,
                                          self.health, self.base)
         except BaseException:
@@ -405,11 +408,13 @@ class KafkaCollector(ConsumerRebalanceListener):
         topic_id = topic_id_of(self.consumer, tp.topic)
         start = high = stats_until = None
         if not from_start:
-            start, high, stats_until = self._stored_offsets(tp, topic_id)
+            start, high, stats_until, other = self.starts.of(tp, topic_id)
+            if other is not None:
+                self._recognise(tp.topic, other, topic_id)
         if start is None:
             start = self.consumer.beginning_offsets([tp])[tp]
             if from_start and self.writer is not None:  # the store counts the new topic
-                self._store_counts_from(tp, topic_id, start)  # from its start
+                self.starts.store_counts_from(tp, topic_id, start)  # from its start
         self.consumer.seek(tp, start)
         self.checkpoints.use(tp.topic, topic_id)
         engine = Engine(self.config, query_stats=self.writer.new_stats() if self.writer else None,
@@ -421,52 +426,6 @@ class KafkaCollector(ConsumerRebalanceListener):
         log.info("partition %s:%d assigned at offset %d%s", tp.topic, tp.partition, start,
                  f", replaying to {max(high or 0, stats_until or 0)}"
                  if max(high or 0, stats_until or 0) > start else "")
-
-    def _stored_offsets(self, tp: TopicPartition, topic_id: str | None
-                        ) -> tuple[int | None, int | None, int | None]:
-        """(start, counters' high, aggregates' high) by the checkpoint and the store; the
-        offsets of another topic of the name (another topic id) are recognised and left."""
-        other = self.checkpoints.recreated(tp.topic, topic_id)
-        start, high = self._start_offsets(tp, topic_id)
-        stats_until = high
-        if self.writer is not None:
-            group = self.config["kafka.group_id"]
-            key = (tp.topic, tp.partition)
-            stored = self.writer.offsets(group).get(key)
-            stored_id = self.writer.topic_ids(group).get(key) or None
-            if stored is not None and topic_id is not None and stored_id not in (None, topic_id):
-                other, stored = other or stored_id, None
-            if stored is None:  # nothing of this topic in the store: it counts the partition
-                if start is None:  # from where it starts now
-                    start = self.consumer.beginning_offsets([tp])[tp]
-                stored = self._store_counts_from(tp, topic_id, start)
-            # the store may be ahead of or behind the checkpoint
-            start = stored[0] if start is None else min(start, stored[0])
-            stats_until = stored[1]
-        if other is not None and topic_id is not None:
-            self._recognise(tp.topic, other, topic_id)
-        return start, high, stats_until
-
-    def _store_counts_from(self, tp: TopicPartition, topic_id: str | None, start: int
-                           ) -> tuple[int, int]:
-        """A store that holds nothing of the partition (of this topic id) counts it from
-        ``start``: recorded at once as [start, start], so that a restart before its first
-        flush knows it (and does not take the checkpoint's high offset for the store's: issue
-        34's 417 of ~20,400 searches); raises StoreUnavailable."""
-        return self.writer.record_start(self.config["kafka.group_id"],
-                                        (tp.topic, tp.partition), start,
-                                        {tp.topic: topic_id} if topic_id else None)
-
-    def _start_offsets(self, tp: TopicPartition, topic_id: str | None
-                       ) -> tuple[int | None, int | None]:
-        """(safe, high) of the group's newest checkpoint covering the partition of this
-        topic, else the group's committed offset (Kafka deletes a topic's committed offsets
-        with it)."""
-        covered = self.checkpoints.covering(tp.topic, tp.partition, topic_id)
-        if covered:
-            return covered
-        committed = self.consumer.committed(tp)
-        return (committed, None) if committed is not None else (None, None)
 
     # -- time and health -------------------------------------------------------------------
     def _advance_idle(self, now: float) -> None:
