@@ -44,18 +44,23 @@ and judges them once it exists, each against the median of the samples before it
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, insort
 from collections import deque
-from collections.abc import Callable, Iterable
-from itertools import pairwise
+from collections.abc import Callable
 from math import floor, inf
 from typing import NamedTuple
 
+from collector.clock.window_bulk import (
+    PROVISIONAL,
+    below,
+    bulk_percentile,
+    continued,
+    dated_ahead,
+)
 from collector.ingest.accounting import PipelineStats
 
 WINDOW = 128  # sampled record times the clock is the 90th percentile of
 RECENT = 16  # the last queries (sampled or not) the front and the edge are read from
-PROVISIONAL = 64  # samples a record held in the warm-up is judged against
 EARLY = 8  # records before one in the warm-up's first ones, to say it is behind them
 TICKS = 4  # the watermark moves in steps of 1 / TICKS s: the engine's buffer buckets
 SAMPLE_MASK = 7  # sampled: time in ms ≡ 0 (mod 8)
@@ -138,7 +143,7 @@ class StreamClock:
         """Read the clock from a window that is not full (a realigned warm-up whose samples
         moved by a few milliseconds), when it has not been read yet."""
         if self.now == -inf and self.provisional:
-            self.advance(_bulk_percentile(self._ordered, self._ceiling(), self.max_ahead))
+            self.advance(bulk_percentile(self._ordered, self._ceiling(), self.max_ahead))
 
     def _ceiling(self) -> float:
         """Past the wall clock by more than ``max_ahead``: no record of a stream is stamped
@@ -188,7 +193,7 @@ class StreamClock:
             del ordered[bisect_left(ordered, window.popleft())]
             self._voices.popleft()
         if len(window) == WINDOW and (not int(ts * 1000.0) & _READ_MASK or self.now == -inf):
-            self.advance(_bulk_percentile(ordered, self._ceiling(), self.max_ahead))
+            self.advance(bulk_percentile(ordered, self._ceiling(), self.max_ahead))
 
     def advance(self, now: float) -> bool:
         """Move the clock (never back): from the window, or without records (an idle source,
@@ -216,7 +221,7 @@ class StreamClock:
         ``PROVISIONAL`` samples past the wall clock (a few dozen records from the future among
         a stream's first ones are not a stream dated ahead)."""
         ordered = self._ordered
-        return ordered[len(ordered) // 2] if ordered and _dated_ahead(ordered, self._ceiling()) \
+        return ordered[len(ordered) // 2] if ordered and dated_ahead(ordered, self._ceiling()) \
             else -inf
 
     @property
@@ -273,14 +278,14 @@ class StreamClock:
         first quartile; or, when the window goes on past that fence in steps of at most the
         tolerance (_continued), its edge is the last sample so reached. Nothing is behind the
         start of a stream: what came first may be followed by a lull of any length."""
-        ordered = _below(self._ordered, self._ceiling())
+        ordered = below(self._ordered, self._ceiling())
         if not ordered:
             return NO_CLOCK
         last = len(ordered) - 1
         low, high = ordered[last // 4], ordered[last * 3 // 4]
         fence = high + 1.5 * (high - low)
         return Reference(-inf, max(fence - self.max_ahead,
-                                   _continued(ordered, fence, self.tolerance)), low)
+                                   continued(ordered, fence, self.tolerance)), low)
 
     def after_start(self, start: Reference, before: list[float]) -> Reference:
         """``start_of_stream`` for a record that arrived after others (``before``: their
@@ -440,75 +445,3 @@ class StreamClock:
         for older in self._older:
             self.skewed.update(older)
         self._generation_end = self.now + self.generation
-
-
-def _continued(ordered: list[float], fence: float, step: float) -> float:
-    """The last sample reached from those up to ``fence`` through samples at most ``step``
-    apart: a stream that thins out after a busy start (a crowd, then one bot every few
-    seconds) goes on past the quartiles' fence, while a burst ahead (a clock minutes to years
-    off) is a jump that a few clients' scattered stamps do not bridge."""
-    i = bisect_right(ordered, fence)
-    while 0 < i < len(ordered) and ordered[i] - ordered[i - 1] <= step:
-        i += 1
-    return ordered[i - 1] if i else fence
-
-
-def _below(ordered: list[float], ceiling: float) -> list[float]:
-    """The samples up to ``ceiling`` (the wall clock's), unless the stream is dated past it
-    (``_dated_ahead``: a synthetic log, its own stream); none, when all of a few are past it
-    (a burst from the future before any other record was sampled)."""
-    if not ordered or ordered[-1] <= ceiling or _dated_ahead(ordered, ceiling):
-        return ordered
-    return ordered[:bisect_right(ordered, ceiling)]
-
-
-def _dated_ahead(ordered: list[float], ceiling: float) -> bool:
-    """Most of the samples past ``ceiling``, and ``PROVISIONAL`` of them at least: a stream
-    dated ahead, not a burst from the future among a stream's first records (a burst stamped
-    in whole seconds is all sampled: dozens at most)."""
-    n = len(ordered)
-    return ordered[n // 2] > ceiling and n - bisect_right(ordered, ceiling) >= PROVISIONAL
-
-
-def _bulk_percentile(ordered: list[float], ceiling: float, gap: float) -> float:
-    """The 90th percentile of the window's bulk: of the samples within Tukey's upper fence
-    (third quartile + 1.5 × the quartiles' distance) and the wall clock's ceiling. Samples
-    further ahead — an application an hour ahead making a sixth of the records, in the warm-up
-    where every stamp is sampled — are not the stream, whatever their share up to a quarter
-    (past the wall clock: up to a half); a stream that did move (a lull's end) is a quarter of
-    the window a few dozen samples later."""
-    ordered = _below(ordered, ceiling)
-    if not ordered:
-        return -inf  # only a burst from the future so far: no clock yet
-    last = len(ordered) - 1
-    if ordered[last] - ordered[0] > gap:  # more than one cluster, maybe: the latest bulk
-        ordered = _latest_bulk(ordered, gap)
-        last = len(ordered) - 1
-    low, high = ordered[last // 4], ordered[last * 3 // 4]
-    fence = high + 1.5 * (high - low)
-    if ordered[last] <= fence:  # the common case: no sample past the fence
-        return ordered[last * 9 // 10]
-    return ordered[(bisect_right(ordered, fence) - 1) * 9 // 10]
-
-
-def _latest_bulk(ordered: list[float], gap: float) -> list[float]:
-    """The latest run of samples no two neighbours of which are further apart than ``gap``
-    (or ten times the window's lower-quartile gap, in a sparse stream) that holds a quarter
-    of them: a stream's own records are close together, clients off by days each by their
-    own amount are not — a majority of them leaves the bulk of right clocks a run of its
-    own. None holds a quarter (a sparse stream's sessions): the whole window."""
-    gaps = [b - a for a, b in pairwise(ordered)]
-    split = max(gap, 10 * sorted(gaps)[len(gaps) // 4])
-    quarter = len(ordered) // 4
-    end = len(ordered)
-    for i in range(len(gaps) - 1, -2, -1):
-        if i < 0 or gaps[i] > split:
-            if end - (i + 1) >= quarter:
-                return ordered[i + 1:end]
-            end = i + 1
-    return ordered
-
-
-def _median(values: Iterable[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2] if ordered else -inf
