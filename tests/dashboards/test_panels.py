@@ -6,23 +6,14 @@ on them."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from grafana_foundation_sdk.cog.encoder import JSONEncoder
-
 from dashboards import panels
+from tests.dashboards.grafana import as_json
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 
 
-def _json(builder: Any) -> dict[str, Any]:
-    """What the builder writes into a dashboard's JSON."""
-    return json.loads(JSONEncoder(sort_keys=True).encode(builder.build()))
-
-
 def test_a_time_series_draws_its_thresholds_and_puts_a_series_on_the_right() -> None:
-    panel = _json(panels.series_panel(
+    panel = as_json(panels.series_panel(
         7, "CTR", "clicked / shown", "percentunit", [("a_expr", "web"), ("b_expr", "latency")],
         (8, 12, 0, 4), steps=panels.thresholds((None, "green"), (0.2, "red")),
         right_axis=("latency", "s")))
@@ -44,20 +35,20 @@ def test_a_time_series_draws_its_thresholds_and_puts_a_series_on_the_right() -> 
 
 
 def test_a_time_series_without_steps_draws_no_threshold() -> None:
-    panel = _json(panels.series_panel(1, "t", "d", "none", [("x", "x")], (1, 1, 0, 0)))
+    panel = as_json(panels.series_panel(1, "t", "d", "none", [("x", "x")], (1, 1, 0, 0)))
     assert "thresholdsStyle" not in panel["fieldConfig"]["defaults"].get("custom", {})
     assert panel["fieldConfig"]["overrides"] == []
 
 
 def test_a_stat_is_titled_by_its_one_query() -> None:
-    panel = _json(panels.stat_panel(2, "Searches/s", "all searches", "reqps", "sum(x)",
+    panel = as_json(panels.stat_panel(2, "Searches/s", "all searches", "reqps", "sum(x)",
                                     (4, 6, 6, 0)))
     assert panel["type"] == "stat" and panel["datasource"] == DATASOURCE
     assert panel["targets"] == [{"expr": "sum(x)", "legendFormat": "Searches/s", "refId": "A"}]
 
 
 def test_a_table_is_an_instant_query_per_query_label() -> None:
-    panel = _json(panels.table_panel(3, "Top", "top queries", "none", "topk(10, x)",
+    panel = as_json(panels.table_panel(3, "Top", "top queries", "none", "topk(10, x)",
                                      (8, 24, 0, 12)))
     assert panel["type"] == "table"
     assert panel["targets"] == [{"expr": "topk(10, x)", "format": "table", "instant": True,
@@ -65,7 +56,7 @@ def test_a_table_is_an_instant_query_per_query_label() -> None:
 
 
 def test_a_quality_board_is_read_only_with_its_scope_and_filters() -> None:
-    board = _json(panels.variables(panels.board("sp-uid", "Title", "What it shows"))
+    board = as_json(panels.variables(panels.board("sp-uid", "Title", "What it shows"))
                   .link(panels.link("Other", "sp-other")))
     assert (board["uid"], board["title"], board["tags"], board["editable"]) == (
         "sp-uid", "Title", ["searchpulse"], False)
@@ -85,5 +76,5 @@ def test_a_quality_board_is_read_only_with_its_scope_and_filters() -> None:
 
 
 def test_a_pipeline_board_has_only_the_scope() -> None:
-    board = _json(panels.scope_variables(panels.board("u", "t", "d")))
+    board = as_json(panels.scope_variables(panels.board("u", "t", "d")))
     assert [v["name"] for v in board["templating"]["list"]] == ["datasource", "job", "instance"]
