@@ -23,7 +23,7 @@ def test_every_test_folder_mirrors_a_product_package() -> None:
 
 
 PACKAGES = ("collector", "feedback", "alerts", "dashboards", "searchpulse")
-MIRRORED = 79  # the count reached; raise it as modules gain their mirrors, never lower it
+MIRRORED = 80  # the count reached; raise it as modules gain their mirrors, never lower it
 
 
 def test_most_modules_have_a_mirrored_test_module() -> None:
