@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import yaml
 
 from alerts.build import GENERATED, build
 from alerts.config import ALERTS as ALERT_ROWS
-from alerts.config import AlertRow, ConfigError, Profile, Windows, load_profile
+from alerts.config import Profile, Windows, load_profile
 from collector.series.quality import latency_buckets
 from dashboards.build import GENERATED as DASHBOARDS
 from searchpulse import main as cli
@@ -245,16 +244,6 @@ def test_a_bad_setting_exits_2_naming_it(tmp_path, capsys, args, named):
     assert not (tmp_path / "searchpulse-rules.yml").exists()
 
 
-def test_a_ticket_on_paging_windows_must_say_why():
-    loud = AlertRow("SearchClickThroughRateDrop", "warning", "page", "ticket_for")
-    with pytest.raises(ConfigError, match="SearchClickThroughRateDrop.*unless windows_because"):
-        Profile(alerts=(*ALERT_ROWS[:3], loud))
-    stated = replace(loud, windows_because="tested")
-    assert Profile(alerts=(stated,)).alerts == (stated,)
-    with pytest.raises(ConfigError, match="page_short"):
-        Profile(windows=Windows(page_short="1h", page_long="1h"))
-
-
 def test_alert_texts_follow_their_windows():
     profile = Profile(windows=Windows(ticket_short="20m", ticket_long="4h"))
     by_name = {(r["alert"], r["labels"]["severity"]): r for r in _rules(profile) if "alert" in r}
@@ -305,13 +294,6 @@ def test_the_sample_ratio_ticket_checks_the_designed_split(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
-def test_a_malformed_split_is_refused_naming_the_key():
-    for value, problem in (("control=0.5,treatment=0.6", "sum to 1.1"),
-                           ("control", "VARIANT=SHARE"), ("control=1", "two variants")):
-        with pytest.raises(ConfigError, match=f"experiments.split.*{problem}"):
-            load_profile(overrides={"experiments.split": value}, environ={})
-
-
 def test_broken_tracking_mutes_every_alert_that_needs_tracking_and_no_other():
     """One mechanism: a builder says whether its alert's number rests on the front end's
     events, the rule carries the label, one inhibit rule matches it. The behaviour drifts, the
@@ -334,38 +316,3 @@ def test_broken_tracking_mutes_every_alert_that_needs_tracking_and_no_other():
     section = (ALERTS / "runbooks.md").read_text().split(f"\n## {TRACKING_ALERT}\n")[1]
     section = section.split("\n## ")[0]
     assert all(f"`{name}`" in section for name in needs), "the runbook names what it mutes"
-
-
-def test_all_searches_are_recorded_as_a_sum_wherever_a_difference_is():
-    """Count.total (all searches = searches + automated searches) at every level a count is
-    recorded, as Count.difference (searches with results) is."""
-    from alerts.rules import Recordings
-
-    rec = Recordings(load_profile(environ={}))
-    assert rec.count("application", "all_searches", "5m") == \
-        "application:searchpulse_all_searches:rate5m"
-    assert rec.rules["application:searchpulse_all_searches:rate5m"]["expr"] == (
-        "application:searchpulse_searches:rate5m + "
-        "application:searchpulse_automated_searches:rate5m")
-    assert rec.rules["application:searchpulse_automated_searches:rate5m"]["expr"] == (
-        "sum by (application) "
-        '(rate(searchpulse_automated_searches_total{job="searchpulse"}[5m]))')
-    variant = rec.variant_count("all_searches", "1h")
-    assert rec.rules[variant]["expr"] == ("application_variant:searchpulse_searches:increase1h + "
-                                          "application_variant:searchpulse_automated_searches:"
-                                          "increase1h")
-    with_results = rec.variant_count("searches_with_results", "1h")
-    assert " - " in rec.rules[with_results]["expr"]
-
-
-def test_one_recorded_name_never_stands_for_two_expressions():
-    """A baseline asked for with other offsets under a name already recorded is refused, not
-    silently given the first one's offsets."""
-    from alerts.rules import Recordings
-
-    rec = Recordings(load_profile(environ={}))
-    ratio = rec.ratio("application", "clicked_searches_per_tracked_searches_with_results", "6h")
-    rec.baseline(ratio)
-    assert rec.baseline(ratio) == ratio + "_baseline"  # the same rule again: one rule
-    with pytest.raises(ValueError, match="ratio_rate6h_baseline"):
-        rec.baseline(ratio, ("1d", "1w"))

@@ -1,7 +1,8 @@
 """`evaluate` as CI runs it: TREC qrels and runs as they come (no topics file), measures named
 as ir_measures names them and computed as it computes them, gate rules per measure and slice,
 intervals, and the verdict as JUnit XML (read back by junitparser) and as a Markdown job summary
-(parsed by markdown-it-py), whatever the query text."""
+(parsed by markdown-it-py). Tests of one module alone are in its mirror (test_ci_report.py,
+test_randomization.py, tests/collector/judgments/test_gate.py and test_measures.py)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,12 @@ import io
 import json
 import random
 import re
-import xml.etree.ElementTree as ET
 
 import ir_measures
-import numpy as np
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 from junitparser import Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
-from collector.config import ConfigError, load_config
-from feedback.evaluate.randomization import paired
 from searchpulse import EXIT_INPUT, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, main
 
 MEASURES = ["nDCG@10", "R@100", "P(rel=2)@5", "AP", "ERR@10"]
@@ -92,19 +87,6 @@ def test_trec_qrels_and_runs_need_no_topics_and_score_as_ir_measures_does(tmp_pa
         assert got["nDCG@10"] == pytest.approx(expected["nDCG@10"], abs=1e-12)
 
 
-def test_ndcg_with_and_without_gains_together_each_as_alone():
-    """ir_measures 0.4.3 can swap the two when asked together (collector/judgments/measures.py)."""
-    from collector.judgments.measures import Ranked, defaults, parse, score
-
-    rankings = [Ranked(["a", "b", "c"], {"a": 0, "b": 3, "c": 1}),
-                Ranked(["c", "a"], {"a": 2, "c": 0, "d": 3})]
-    exponential, linear = defaults(5, 3)[0], parse(["nDCG@5"], "test")[0]
-    alone = {m: score([m], rankings, 3)[m] for m in (exponential, linear)}
-    for together in ([exponential, linear], [linear, exponential]):
-        assert score(together, rankings, 3) == alone
-    assert alone[exponential] != alone[linear]
-
-
 def test_a_trec_run_against_judgments_by_query_text_says_to_pass_topics(tmp_path, caplog):
     _, run_a, _ = _trec(tmp_path, topics=3)
     judgments = tmp_path / "judgments.csv"
@@ -149,22 +131,6 @@ def test_gate_rules_per_measure_and_slice(tmp_path):
     assert [v["measure"] for v in json.loads(out)["gate"]] == ["nDCG@10"]
 
 
-@pytest.mark.parametrize(("rule", "message"), [
-    ("nDCG@@10", "not a measure ir_measures can parse"),
-    ("Bogus@10", "measure not found"),
-    ("nDCG@10 margin=-1", "margin must be >= 0"),
-    ("nDCG@10 significance=2", "significance must be between 0 and 1"),
-    ("nDCG@10 slices=everything", "slice 'everything'"),
-    ("nDCG@10 colour=red", "unknown option 'colour'"),
-    ("ERR(judged_only=True)@10", "unsupported params found: ['judged_only']"),
-])
-def test_a_bad_gate_rule_names_the_key(rule, message):
-    with pytest.raises(ConfigError) as raised:
-        load_config(environ={"SEARCHPULSE_EVALUATE_GATE": rule})
-    assert str(raised.value).startswith("evaluate.gate (from SEARCHPULSE_EVALUATE_GATE)")
-    assert message in str(raised.value)
-
-
 def test_a_bad_measure_is_a_usage_error(tmp_path, capsys):
     qrels, run_a, _ = _trec(tmp_path, topics=2)
     capsys.readouterr()
@@ -179,33 +145,6 @@ def test_one_application_is_no_slice_of_its_own(tmp_path):
                              code=EXIT_REGRESSION))
     assert {r["slice"] for r in result["runs"][0]["summary"]} == {"all"}
     assert {r["slice"] for r in result["comparison"]} == {"all"}
-
-
-def test_the_interval_agrees_with_a_resampling_bootstrap():
-    rng = np.random.default_rng(3)
-    differences = np.column_stack([rng.normal(-0.02, 0.15, 400), rng.exponential(0.1, 400)])
-    test = paired(differences)
-    resampled = np.array([differences[rng.integers(0, 400, 400)].mean(axis=0)
-                          for _ in range(4000)])
-    low, high = np.percentile(resampled, [2.5, 97.5], axis=0)
-    width = high - low
-    assert np.all(np.abs(test.low - low) < 0.06 * width)
-    assert np.all(np.abs(test.high - high) < 0.06 * width)
-    assert np.all(test.low < differences.mean(axis=0)) and np.all(
-        differences.mean(axis=0) < test.high)
-    assert test.p[1] < 0.001  # exponential: all positive
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=40))
-def test_the_interval_holds_the_mean_and_p_is_a_probability(values):
-    differences = np.array(values)[:, None]
-    test = paired(differences, rounds=500)
-    mean = differences.mean()
-    assert test.low[0] <= mean + 1e-9 and mean - 1e-9 <= test.high[0]
-    assert 0 < test.p[0] <= 1
-    if not differences.any():
-        assert test.p[0] == 1 and test.low[0] == test.high[0] == 0
 
 
 def test_junit_and_markdown_summary(tmp_path):
@@ -231,62 +170,6 @@ def test_junit_and_markdown_summary(tmp_path):
     assert text.startswith("### ❌ searchpulse evaluate: 1 gated slice regresses")
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     assert sum(t.type == "table_open" for t in tokens) == 2  # the verdicts, the worst queries
-
-
-HOSTILE = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
-                  max_size=30)
-
-
-def _cells_per_row(markdown: str) -> list[tuple[int, int]]:
-    """(cells, header cells of its table) per table row of ``markdown``."""
-    rows, header, count = [], 0, 0
-    for token in MarkdownIt("commonmark").enable("table").parse(markdown):
-        if token.type == "tr_open":
-            count = 0
-        elif token.type in ("td_open", "th_open"):
-            count += 1
-        elif token.type == "tr_close":
-            header = count if not rows or header == 0 else header
-            rows.append((count, header))
-        elif token.type == "table_close":
-            header = 0
-    return rows
-
-
-@settings(max_examples=40, deadline=None)
-@given(query=HOSTILE, application=HOSTILE)
-@example(query="0", application="\x00")  # pandas' string == drops a trailing NUL
-def test_any_query_text_keeps_the_xml_and_the_markdown_whole(query, application):
-    """A judged query of any text, worse in B: the XML parses and names it, every row of the
-    summary's tables has its header's cells, and no text becomes HTML or a link."""
-    import pandas as pd
-
-    from collector.judgments.gate import Rule
-    from collector.judgments.measures import parse
-    from feedback.evaluate import ci_report
-    from feedback.evaluate.scoring import Rankings, evaluate
-
-    final = pd.DataFrame({"application": [application, application, "x"],
-                          "query": [query, query, "other"], "doc_id": ["d1", "d2", "d1"],
-                          "grade": [3, 0, 3]})
-    searches = [f"s{i}" for i in range(12)]  # twelve searches: p of the test far below 0.05
-    a = Rankings({**{(application, query, s): ["d1", "d2"] for s in searches},
-                  ("x", "other", ""): ["d1"]})
-    b = Rankings({**{(application, query, s): ["d2", "d1"] for s in searches},
-                  ("x", "other", ""): ["d1"]})
-    strata = pd.Series(["head", "tail"], index=[query, "other"]).groupby(level=0).first()
-    result = evaluate([a, b], final, strata, parse(["nDCG@10"], "test"),
-                      [Rule("nDCG@10", 0.0, 0.05, ("all", "application"))], 10, 3)
-    assert result["regression"]
-    document = ET.fromstring(ci_report.junit(result, [f"{query}.run", "b.run"]).encode())
-    failures = document.findall(".//failure")
-    assert failures and all(ci_report.xml_text(repr(query)) in f.text for f in failures)
-    summary = ci_report.markdown(result, [f"{query}.run", "b.run"], 10)
-    rows = _cells_per_row(summary)
-    assert rows and all(cells == header for cells, header in rows)
-    assert not any(t.type.startswith(("html", "link")) or t.type == "image"
-                   for block in MarkdownIt("commonmark").enable("table").parse(summary)
-                   for t in [block, *(block.children or [])])
 
 
 def test_a_run_that_drops_topics_scores_them_0_and_fails_the_gate(tmp_path):

@@ -1,7 +1,7 @@
 """`searchpulse experiments`: exact values on hand-built experiments (each number against a
-direct computation from the clients' own searches), the verdict rules, power, the
-sample-ratio p-value against scipy's χ² distribution, and the command's outputs and exit
-codes."""
+direct computation from the clients' own searches) and the command's outputs and exit codes.
+The verdict rules, power and the sample-ratio p-value alone are tested with their module
+(tests/collector/series/test_experiment_stats.py)."""
 
 from __future__ import annotations
 
@@ -16,24 +16,13 @@ from scipy import stats
 from collector.config import load_config
 from collector.engine import Engine
 from collector.errors import ExperimentError
-from collector.series.experiment_stats import (
-    RATES,
-    Estimate,
-    ExperimentDesign,
-    power,
-    sample_ratio,
-    still_needed,
-    t_quantile,
-    verdict,
-)
+from collector.series.experiment_stats import t_quantile
 from feedback.experiments.report import page
 from feedback.experiments.verdicts import from_exposition, verdicts
 from searchpulse import main
+from tests.collector.series.test_experiment_stats import DESIGN
 from tests.collector.sessions.test_interleaving import tagged
 from tests.conftest import UBI
-
-DESIGN = ExperimentDesign.from_config(load_config(environ={}))  # the default settings'
-
 
 # client → (variant, [clicked?] per search): CTR per client differs (clustered behaviour)
 CLIENTS = {"c1": ("control", [1, 1, 1, 0]), "c2": ("control", [0]),
@@ -174,48 +163,6 @@ def test_the_report_reads_an_exposition_like_the_engine(engine):
 
     text = exposition(engine(_records())).decode()
     assert verdicts(from_exposition(text, 32), DESIGN) == _hashed_report(engine)
-
-
-@pytest.mark.parametrize(("low", "high", "higher_is_better", "expected"), [
-    (0.01, 0.03, True, "better"), (0.01, 0.03, False, "worse"),
-    (-0.03, -0.01, True, "worse"), (-0.03, -0.01, False, "better"),
-    (-0.01, 0.01, True, "inconclusive")])
-def test_verdicts_read_the_difference_interval(low, high, higher_is_better, expected):
-    rate = next(r for r in RATES if r.higher_is_better == higher_is_better and not r.guardrail)
-    diff = Estimate((low + high) / 2, 1e-4, low, high)
-    assert verdict(rate, diff, 10_000, DESIGN) == expected
-
-
-def test_a_guardrail_is_breached_only_beyond_its_margin_with_enough_searches():
-    zero = next(r for r in RATES if r.guardrail == "guardrail_zero_result_margin")
-    design = DESIGN
-    assert verdict(zero, Estimate(0.03, 1e-5, 0.011, 0.05), 1000, design) == \
-        "guardrail breached"
-    assert verdict(zero, Estimate(0.03, 1e-5, 0.011, 0.05), 999, design) == "worse"
-    assert verdict(zero, Estimate(0.02, 1e-5, 0.009, 0.03), 5000, design) == "worse"
-
-
-def test_sample_ratio_against_scipy():
-    chi2, df, p = sample_ratio({"control": 720, "treatment": 480}, {})
-    assert (chi2, df) == (48.0, 1)
-    assert p == pytest.approx(stats.chi2.sf(48.0, 1))
-    designed = sample_ratio({"control": 400, "treatment": 400, "interleaved": 400, "x": 9},
-                            {"control": 0.5, "treatment": 0.25, "interleaved": 0.25})
-    assert designed[:2] == (pytest.approx(400 / 3), 2)
-    assert designed[2] == pytest.approx(stats.chi2.sf(400 / 3, 2))
-    assert sample_ratio({"control": 10}, {}) is None
-
-
-def test_power_and_traffic_needed():
-    t = t_quantile(31)
-    z = stats.norm.ppf(0.8)
-    # at the stderr that gives exactly 80 %, nothing more is needed
-    stderr = 0.02 / (t + z)
-    assert still_needed(10_000, 0.02, stderr, t) == 0
-    assert power(0.02, stderr, t) == pytest.approx(0.8, abs=1e-4)
-    # twice the stderr: four times the traffic, three times more than now
-    assert still_needed(10_000, 0.02, 2 * stderr, t) == 30_000
-    assert still_needed(10_000, 0.0, stderr, t) is None
 
 
 def test_the_command_prints_text_json_and_html(engine, tmp_path, capsys):

@@ -1,7 +1,7 @@
-"""Stand-ins for the Kafka clients a checkpoint talks to, for the logic's unit tests: producers
-whose verdicts a test gives (real kafka-python futures), a consumer that records its group
-commits, a partition with fixed offsets and counts. The integration tests run the same code
-against a real broker."""
+"""Stand-ins for the Kafka clients the source talks to, for the logic's unit tests: a producer
+that answers every send at once, producers whose verdicts a test gives (real kafka-python
+futures), a consumer that records its group commits, a partition with fixed offsets and counts.
+The integration tests run the same code against a real broker."""
 
 from __future__ import annotations
 
@@ -47,6 +47,29 @@ class Verdict(Future):
         if self.failed():
             raise self.exception
         return self.value
+
+
+class Sent:
+    """A send's future whose ``get`` answers at once: acknowledged, or failing with ``error``."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+
+    def get(self, timeout: float) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+class RecordingProducer:
+    """Every send recorded and answered at once (``Sent``)."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.sent: list[dict] = []
+        self.error = error
+
+    def send(self, topic, key=None, value=None, headers=None) -> Sent:
+        self.sent.append({"topic": topic, "key": key, "value": value, "headers": headers})
+        return Sent(self.error)
 
 
 @dataclass

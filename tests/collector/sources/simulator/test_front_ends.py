@@ -1,40 +1,21 @@
-"""The simulator's real front ends: search-as-you-type applications, automated clients and
-tracking outages — what they send, that each leaves everything else it does not touch as it
-was (their own random streams), and the flags that ask for them."""
+"""The simulator's real front ends: search-as-you-type applications — what they send, that they
+leave everything else they do not touch as it was (their own random streams) — and the flags
+that ask for them and for automated clients and tracking outages (whose records are tested in
+test_bots.py and test_outages.py)."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter, defaultdict
 
 import pytest
 
-from collector.outcomes import continues, normalize_query
+from collector.outcomes import continues
 from collector.sources.simulator import SimulationSpec, Simulator
 from collector.sources.simulator.intents import KEYSTROKE_GAP_S, MAX_EDIT, IntentRule
-from collector.sources.simulator.oracle import INFORMATIONAL
-from collector.sources.simulator.spec import Bot, TrackingOutage
+from tests.collector.sources.simulator.sent import decoded, is_query
 from tests.searchpulse.test_errors import run
 
 HOUR = 3600
-
-
-def decoded(records: list[bytes]) -> list[dict]:
-    return [json.loads(raw) for raw in records]
-
-
-def is_query(record: dict) -> bool:
-    return "user_query" in record and "action_name" not in record
-
-
-def event_ms(record: dict) -> int:
-    """A record's event time in ms (mobile stamps numbers, the rest ISO text)."""
-    stamp = record["timestamp"]
-    if isinstance(stamp, int):
-        return stamp
-    from datetime import datetime
-    return round(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 # -- search as you type ----------------------------------------------------------------------
@@ -136,103 +117,6 @@ def test_type_ahead_moves_times_only_the_plan_is_the_same():
     assert 0 < added < 0.05 * sum(map(len, typed))
     later = [b[0].ts_ms - a[0].ts_ms for a, b in zip(plain, typed, strict=True)]
     assert min(later) >= 0 and max(later) > 1000  # mobile's searches typed first
-
-
-# -- automated clients -----------------------------------------------------------------------
-BOTS = [Bot.parse("crawler@web:25/m:0+1h"), Bot.parse("monitor@web:1/m:0+1h"),
-        Bot.parse("fleet@mobile:25x4/m:10m+30m"),
-        Bot.parse("monitor@opensearch:2/m:0+1h:id=synthetic-uptime-eu1")]
-
-
-@pytest.fixture(scope="module")
-def bots():
-    plain = Simulator(SimulationSpec(seed=5, sessions=600))
-    with_bots = Simulator(SimulationSpec(seed=5, sessions=600, bots=BOTS))
-    before, records = list(plain.records()), list(with_bots.records())
-    humans = {json.loads(raw)["client_id"] for raw in before}
-    by_client = defaultdict(list)
-    for r in decoded(records):
-        if r["client_id"] not in humans:
-            by_client[r["client_id"]].append(r)
-    return before, records, plain.truth.summary(), with_bots.truth.summary(), by_client
-
-
-def test_bots_search_at_their_rates_and_never_send_an_event(bots):
-    _, _, plain, truth, by_client = bots
-    sent = [r for records in by_client.values() for r in records]
-    assert all(is_query(r) for r in sent)
-    assert len(by_client) == 1 + 1 + 25 + 1
-    crawler = max(by_client.values(), key=len)
-    assert 1440 <= len(crawler) <= 1560  # 25 a minute for an hour
-    assert len({normalize_query(r["user_query"]) for r in crawler}) > 0.95 * len(crawler)
-    monitor = [v for v in by_client.values() if len(v) in (60, 61)]  # a minute ± 2 %, 1 h
-    assert len(monitor) == 1 and len({r["user_query"] for r in monitor[0]}) <= 3
-    declared = by_client["synthetic-uptime-eu1"]
-    assert 120 <= len(declared) <= 121 and len({r["user_query"] for r in declared}) <= 3
-    fleet = [v for v in by_client.values() if v[0]["application"] == "mobile"]
-    assert len(fleet) == 25 and 2940 <= sum(map(len, fleet)) <= 3060  # 4 a minute, 30 min
-    assert all(re.fullmatch(r"c-[0-9a-f]{12}", c) for c in by_client
-               if c != "synthetic-uptime-eu1")  # shaped like people's ids
-    assert truth["automated_by_kind"]["crawler"] == len(crawler)  # none a keystroke
-    keystrokes = truth["keystroke_records"] - plain["keystroke_records"]
-    assert truth["automated_searches"] + keystrokes == len(sent) and keystrokes == 0
-
-
-def test_bots_leave_every_human_record_and_the_human_truth_as_they_were(bots):
-    before, records, plain, truth, by_client = bots
-    assert [raw for raw in records if json.loads(raw)["client_id"] not in by_client] == before
-    assert truth["records"] == len(records)
-    people = {k: v for k, v in truth.items() if k not in INFORMATIONAL}
-    shape = ("automated_searches", "automated_share", "records")
-    assert {k: v for k, v in people.items() if k not in shape + ("by_application",)} == \
-        {k: v for k, v in plain.items() if k not in shape + ("by_application",)}
-    automated = len(records) - len(before)  # every bot record an automated search here
-    assert people["automated_searches"] == automated
-    assert people["automated_share"] == automated / (automated + plain["searches"])
-
-
-def test_a_crawler_walks_the_tail_and_the_queries_that_fail(bots):
-    _, _, plain, _, by_client = bots
-    crawler = max(by_client.values(), key=len)
-    zero = sum(r["query_response_hit_ids"] == [] for r in crawler) / len(crawler)
-    assert zero > plain["zero_result_rate"] + 0.03  # made-up and broken queries fail
-
-
-# -- tracking outages ------------------------------------------------------------------------
-def test_an_outage_drops_exactly_its_applications_events_in_the_window():
-    start, end = 5 * 60, 10 * 60
-    outage = TrackingOutage.parse("web:5m+5m")
-    plain = Simulator(SimulationSpec(seed=6, sessions=3000))
-    broken = Simulator(SimulationSpec(seed=6, sessions=3000, tracking_outages=[outage]))
-    before, after = list(plain.records()), list(broken.records())
-    app_of = {}
-    for r in decoded(before):
-        if is_query(r):
-            app_of[r["client_id"]] = r["application"]
-    t0 = plain.spec.start * 1000
-
-    def hidden(raw: bytes) -> bool:
-        r = json.loads(raw)
-        return ("action_name" in r and app_of.get(r["client_id"]) == "web"
-                and start * 1000 <= event_ms(r) - t0 < end * 1000)
-
-    assert after == [raw for raw in before if not hidden(raw)]
-    dropped = Counter(json.loads(raw)["action_name"] for raw in before if hidden(raw))
-    truth = broken.truth.summary()
-    report = truth["tracking_outages"][0]
-    redelivered = plain.truth.duplicates - broken.truth.duplicates  # of events not sent
-    assert sum(report["hidden_events"].values()) + redelivered == sum(dropped.values())
-    assert set(report["hidden_events"]) == set(dropped) == {"add_to_cart", "click",
-                                                             "page_exit"}
-    assert report["hidden_events"]["click"] > 100 and report["searches_in_window"] > 500
-    assert truth["records"] == len(after)
-    people = {k: v for k, v in truth.items() if k not in INFORMATIONAL}
-    assert people == {**plain.truth.summary(), "records": len(after),
-                      **{k: truth[k] for k in ("duplicates", "ignored_records",
-                                               "orphan_events")}}
-    seen = truth["observable"]["by_application"]
-    assert seen["web"]["ctr"] < truth["by_application"]["web"]["ctr"] - 0.05
-    assert seen["mobile"] == truth["by_application"]["mobile"]
 
 
 # -- the flags -------------------------------------------------------------------------------
