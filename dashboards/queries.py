@@ -12,7 +12,8 @@ from __future__ import annotations
 from alerts.rules import count_name, derivation, names
 from alerts.rules.traffic import EVENTS_WITHOUT_SEARCH
 from collector import definitions as d
-from collector.definitions import COUNTS, Rate
+from collector.definitions import COUNTS
+from collector.metric_rows import Rate
 
 SCOPE = 'job=~"$job",instance=~"$instance"'
 APP = f'{SCOPE},application=~"$application"'

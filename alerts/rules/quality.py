@@ -20,6 +20,7 @@ from alerts.rules.recordings import (
     weeks_ago,
 )
 from collector import definitions as d
+from collector.metric_rows import Rate
 
 TOP_QUERIES = ('{{ range printf "topk(5, searchpulse_top_zero_result_queries{application=%q})" '
                '$labels.application | query }}"{{ .Labels.query }}" ({{ .Value }}) {{ end }}')
@@ -66,7 +67,7 @@ def _known_item(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "known_item_zero_result_rate", needs_tracking=False)
 
 
-def _baseline_drift(rate: d.Rate, factor_setting: str, direction: str, noun: str) -> Builder:
+def _baseline_drift(rate: Rate, factor_setting: str, direction: str, noun: str) -> Builder:
     """An online rate of what people did after their searches that moved away from its own
     baseline by a factor, in both windows: events make it (a click ends an abandonment and
     forestalls a reformulation), so broken tracking mutes it."""

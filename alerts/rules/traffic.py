@@ -23,6 +23,7 @@ from alerts.rules.recordings import (
     weeks_ago,
 )
 from collector import definitions as d
+from collector.metric_rows import Family
 
 COVERAGE, AUTOMATED = d.EVENT_COVERAGE.ratio, d.AUTOMATED_SHARE.ratio
 EVENTS_WITHOUT_SEARCH = next(family for family, attribute in d.PIPELINE_REASONS
@@ -55,14 +56,14 @@ def _traffic_absent(profile: Profile, row: AlertRow, rec: Recordings) -> Built:
         "traffic", kind="traffic", per_application=False, needs_tracking=False)
 
 
-def _in_window(family: d.Family, window: str, by: str = "") -> str:
+def _in_window(family: Family, window: str, by: str = "") -> str:
     """A template query: ``family``'s increase over ``window`` for the alert's application."""
     grouping = f"sum by ({by})" if by else "sum"
     return (f'printf "{grouping} (increase({family.name}{{application=%q}}[{window}]))" '
             f"$labels.application")
 
 
-def _count_text(family: d.Family, window: str) -> str:
+def _count_text(family: Family, window: str) -> str:
     """How many ``family`` counted for the alert's application over ``window`` (0 without a
     series: the collector counted none)."""
     return (f"{{{{ with {_in_window(family, window)} | query }}}}{{{{ . | first | value | "

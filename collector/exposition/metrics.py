@@ -28,10 +28,10 @@ from prometheus_client.utils import floatToGoString
 
 from collector import __version__
 from collector import definitions as d
-from collector.definitions import Family
 from collector.exposition.view import View
 from collector.histogram import Buckets
 from collector.ingest import accounting as acc
+from collector.metric_rows import Family
 from collector.outcomes import AUTOMATED_REASONS, REFORMULATION_KINDS
 from collector.series.quality import QualitySeries
 from collector.series.units import ExperimentUnits

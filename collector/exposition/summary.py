@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from collector import definitions as d
-from collector.definitions import Rate, count_of, rate_of
+from collector.definitions import count_of, rate_of
 from collector.ingest import accounting as acc
 from collector.ingest.accounting import PipelineStats
+from collector.metric_rows import Rate
 from collector.outcomes import REFORMULATION_KINDS
 from collector.series.quality import QualitySeries
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from collector import definitions
 from collector.definitions import COUNTS
+from collector.metric_rows import Rate
 from collector.series.labels import scrub
 
 CONFIDENCE = 0.95
@@ -45,7 +46,7 @@ WITH_RESULTS = COUNTS[definitions.WITH_RESULTS].attribute
 
 @dataclass(frozen=True)
 class ExperimentRate:
-    """An experiment rate (a ``definitions.Rate`` read over unit buckets): its ratio name in the
+    """An experiment rate (a ``metric_rows.Rate`` read over unit buckets): its ratio name in the
     recording rules, its bucket counts (collector/series/units.py attributes), which direction
     is better, and the margin setting of a guardrail."""
 
@@ -57,7 +58,7 @@ class ExperimentRate:
     guardrail: str | None = None  # an ExperimentDesign attribute: the non-inferiority margin
 
 
-def _experiment(rate: definitions.Rate, higher_is_better: bool, guardrail: str | None = None
+def _experiment(rate: Rate, higher_is_better: bool, guardrail: str | None = None
                 ) -> ExperimentRate:
     """An experiment rate of a definitions row, over its counts' unit-bucket attributes (a
     unit bucket holds tracked searches only — an untracked one is in none —, so its searches

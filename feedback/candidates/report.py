@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from collector import definitions as d
-from collector.definitions import Rate, count_of
+from collector.definitions import count_of
+from collector.metric_rows import Rate
 from collector.series.quality import STRATA
 from feedback.candidates.report_narrative import narrative, worded_facts
 from feedback.pages.charts import bar_chart

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from collector import definitions as d
-from collector.definitions import Rate
+from collector.metric_rows import Rate
 from dashboards import queries
 
 SCOPE = 'job=~"$job",instance=~"$instance"'
