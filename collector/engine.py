@@ -54,8 +54,9 @@ from collector.series.strata import StrataClassifier
 from collector.series.units import UnitTracker, reset_experiment
 from collector.series.zero_result_queries import QueryRelease, Released, TopZeroResultQueries
 from collector.sessions.automated import AutomatedClients
+from collector.sessions.event_outcomes import ACTIONS, EXPOSURE
 from collector.sessions.search import PageAlias
-from collector.sessions.sessionizer import ACTIONS, EXPOSURE, Sessionizer
+from collector.sessions.sessionizer import Sessionizer
 from collector.sessions.tracking import TrackingHealth
 from collector.store.query_stats import QueryStats
 

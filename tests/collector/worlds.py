@@ -12,7 +12,7 @@ from datetime import datetime
 
 from collector.config import load_config
 from collector.engine import Engine
-from collector.sessions.sessionizer import ACTIONS
+from collector.sessions.event_outcomes import ACTIONS
 from collector.sources.simulator import SimulationSpec, Simulator
 from collector.store.query_stats import QueryStats
 
