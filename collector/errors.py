@@ -37,6 +37,13 @@ class StoreUnavailable(StoreError):
     worth trying again later, unlike a URL or a missing driver; the message names it."""
 
 
+# raised by collector/replay.py and collector/store/replay_lock.py
+class StoreIncomplete(StoreError):
+    """A command's writes to the store stopped short (the store still away at ``store.wait_s``,
+    its replay lock taken by another replay): not a usage error but a command that could not
+    finish (exit 1); what the store holds stays, and the same command finishes it."""
+
+
 # raised by collector/sources/kafka/run.py
 class BrokersUnreachable(ConnectionError):
     """No Kafka broker answered within ``kafka.connect_timeout_s``; the message names them."""

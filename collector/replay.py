@@ -18,7 +18,7 @@ from tqdm import tqdm
 from collector import definitions as d
 from collector.config import Config
 from collector.engine import Engine
-from collector.errors import StoreError
+from collector.errors import StoreError, StoreIncomplete
 from collector.exposition.metrics import Exposition
 from collector.exposition.openmetrics import DailyFiles, OpenMetricsWriter
 from collector.exposition.scrapes import EventTimeScrapes
@@ -271,7 +271,7 @@ def all_written(writer: StoreWriter, wait_s: float,
     """Every row waiting in the store, waiting for it up to ``wait_s`` while it is away;
     else an error (what the store holds stays; ``then``: what the same command does)."""
     if not writer.write_all(wait_s):
-        raise StoreError(f"store {redact(writer.url)}: away for {writer.away_s:.0f} s, "
+        raise StoreIncomplete(f"store {redact(writer.url)}: away for {writer.away_s:.0f} s, "
                          f"{writer.waiting} rows not written (store.wait_s = {wait_s:g}): "
                          f"the store holds what it held; {then}")
 

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 
 from collector import __version__
 from collector.config import describe
-from collector.errors import ConfigError, OutputError, StoreError, StrataError, WorkerFailed
+from collector.errors import (
+    ConfigError,
+    OutputError,
+    StoreError,
+    StoreIncomplete,
+    StrataError,
+    WorkerFailed,
+)
 from collector.privacy import redaction
 from searchpulse import (
     arguments as kind,
@@ -82,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.root.level))
     try:
         return args.func(args)
+    except StoreIncomplete as exc:  # not a usage error: the command could not finish
+        log.error("%s", exc)
+        return EXIT_FAILED
     except (ConfigError, StrataError, StoreError, OutputError) as exc:
         # one line, no timestamp: the message names the setting or argument and what it needs
         command = (args.command, getattr(args, "judgments_command", None),

@@ -21,7 +21,7 @@ import fcntl
 import os
 from typing import Any
 
-from collector.errors import StoreError, StoreUnavailable
+from collector.errors import StoreError, StoreIncomplete, StoreUnavailable
 from collector.privacy.redaction import redact
 
 # pg_try_advisory_lock's key for searchpulse replays: b"spreplay" as a signed 64-bit integer
@@ -65,7 +65,7 @@ class ReplayLock:
         except StoreUnavailable:
             raise
         except StoreError as error:
-            raise StoreError(f"{error}. This replay's lock went with its connection to "
+            raise StoreIncomplete(f"{error}. This replay's lock went with its connection to "
                              "PostgreSQL (a restart?) and another replay took the store "
                              "meanwhile: this one stops; what it wrote stays, and the same "
                              "command resumes from it") from None

@@ -25,6 +25,7 @@ from collector.store import query_store
 from collector.store.query_stats import QueryStats
 from collector.store.query_store import QueryStore, open_store
 from collector.store.store_writer import StoreWriter
+from searchpulse import main
 from tests.collector.exposition.test_basic_auth import Clock
 
 DAY = 20_000  # a day number: every row of these tests is on it
@@ -317,9 +318,11 @@ def test_spill_files_are_scratch(tmp_path):
     segment.close()
 
 
-def _locked_replay(tmp_path, monkeypatch, wait_s: float, release_after_s: float | None):
+def _locked_replay(tmp_path, monkeypatch, wait_s: float, release_after_s: float | None,
+                   command: bool = False):
     """A replay into a SQLite file whose write lock another connection holds (from before
-    its first flush), released after ``release_after_s`` (None: never)."""
+    its first flush), released after ``release_after_s`` (None: never); ``command``: through
+    `searchpulse replay`, returning its exit code."""
     monkeypatch.setattr(query_store, "BUSY_TIMEOUT_S", 0.05)
     log = tmp_path / "ubi.jsonl"
     log.write_text("".join(
@@ -335,6 +338,9 @@ def _locked_replay(tmp_path, monkeypatch, wait_s: float, release_after_s: float 
         threading.Timer(release_after_s, lambda: lock.execute("ROLLBACK")).start()
     config = load_config(environ={}, overrides={"store.wait_s": wait_s})
     try:
+        if command:
+            return main(["replay", str(log), "--store", f"sqlite:///{path}", "--set",
+                         f"store.wait_s={wait_s}", "--no-progress"]), path
         return replay([str(log)], config, store=f"sqlite:///{path}"), path
     finally:
         if release_after_s is None:
@@ -352,6 +358,14 @@ def test_replay_waits_store_wait_s_at_its_end_for_a_store_gone_away(tmp_path, mo
 def test_replay_names_a_store_still_away_after_store_wait_s(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match=r"rows not written \(store.wait_s = 0\)"):
         _locked_replay(tmp_path, monkeypatch, wait_s=0, release_after_s=None)
+
+
+def test_a_replay_the_store_did_not_take_is_a_failure_not_a_usage_error(tmp_path, monkeypatch,
+                                                                          caplog):
+    code, _ = _locked_replay(tmp_path, monkeypatch, wait_s=0, release_after_s=None,
+                             command=True)
+    assert code == 1  # it could not finish; the same command does (exit 2 is a bad argument)
+    assert "rows not written (store.wait_s = 0)" in caplog.text
 
 
 def test_replay_into_a_store_that_does_not_answer_at_its_start_fails_at_once(tmp_path):
