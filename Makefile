@@ -61,7 +61,7 @@ setup: $(PYTHON)
 # two workers").
 TEST_WORKERS ?= 2
 test: setup lint
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS)
 
 # The service-free tests on CHECK_WORKERS processes (pytest-xdist); tests marked `slow`
 # (subprocess waits, long simulations: tens of seconds together) run in `make test` only.
