@@ -37,10 +37,10 @@ class StoreUnavailable(StoreError):
     worth trying again later, unlike a URL or a missing driver; the message names it."""
 
 
-# raised by collector/replay.py and collector/store/replay_lock.py
+# raised by collector/replay.py
 class StoreIncomplete(StoreError):
-    """A command's writes to the store stopped short (the store still away at ``store.wait_s``,
-    its replay lock taken by another replay): not a usage error but a command that could not
+    """A command's writes to the store stopped short (the store still away at ``store.wait_s``;
+    collector/store/replay_lock.py: its replay lock taken by another replay): not a usage error but a command that could not
     finish (exit 1); what the store holds stays, and the same command finishes it."""
 
 

@@ -23,7 +23,7 @@ ROOT = Path(errors.__file__).resolve().parents[1]
 def test_every_class_says_which_module_raises_it() -> None:
     classes = {name for name, value in vars(errors).items()
                if inspect.isclass(value) and value.__module__ == errors.__name__}
-    assert len(classes) == 19
+    assert len(classes) == 20
     assert {name for _, name in RAISED_BY} == classes
     assert [path for path, _ in RAISED_BY if not (ROOT / path).exists()] == []
 
@@ -38,6 +38,7 @@ def test_the_module_it_was_first_written_in_still_exports_it(path: str, name: st
 @pytest.mark.parametrize(("error", "base"), [
     (errors.ConfigError, ValueError),
     (errors.WebConfigError, errors.ConfigError),  # a bad web config file is a usage error
+    (errors.StoreIncomplete, errors.StoreError),  # caught first: a command not finished
     (errors.StoreUnavailable, errors.StoreError),  # retried where a bad URL is not
     (errors.StoreError, ValueError),
     (errors.BrokersUnreachable, ConnectionError),
