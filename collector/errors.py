@@ -40,8 +40,9 @@ class StoreUnavailable(StoreError):
 # raised by collector/replay.py
 class StoreIncomplete(StoreError):
     """A command's writes to the store stopped short (the store still away at ``store.wait_s``;
-    collector/store/replay_lock.py: its replay lock taken by another replay): not a usage error but a command that could not
-    finish (exit 1); what the store holds stays, and the same command finishes it."""
+    collector/store/replay_lock.py: its replay lock taken by another replay): not a usage
+    error but a command that could not finish (exit 1); what the store holds stays, and the
+    same command finishes it."""
 
 
 # raised by collector/sources/kafka/run.py
